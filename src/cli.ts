@@ -1,0 +1,79 @@
+#!/usr/bin/env node
+import { Command, Option } from '@commander-js/extra-typings';
+import { UserError } from './util/errors.js';
+
+// Subcommands are imported lazily: `decom --help` must not pay for what it does not run.
+const program = new Command('decom')
+  .description('Take Kubernetes nodes out of service and leave them provably clean, over SSH.')
+  .version('0.1.0')
+  .showHelpAfterError('(run with --help for usage)')
+  .exitOverride((err) => {
+    // commander's own usage errors (unknown flag, bad choice) are input errors: exit 2
+    process.exit(err.exitCode === 0 ? 0 : 2);
+  });
+
+const sandbox = program
+  .command('sandbox')
+  .description('a cluster of real namespaced nodes on this machine, to watch decom work and try playbooks safely');
+
+sandbox
+  .command('up')
+  .description('boot sandbox nodes (systemd, sshd, containerd, a kubelet stand-in) and plant a scenario')
+  .option('--nodes <n>', 'how many nodes', '3')
+  .option('--control-planes <k>', 'how many of them are control plane + etcd (the first K)', '1')
+  .addOption(new Option('--init <init>', "the nodes' PID 1").choices(['systemd', 'none'] as const).default('systemd' as const))
+  .option('--scenario <name>', 'residue to plant on every node (see `decom sandbox scenarios`)')
+  .option('--etcd', 'run a real etcd cluster (Debian etcd-server) on the etcd nodes', false)
+  .action(async (o) => {
+    const { upCommand } = await import('./sandbox/cli.js');
+    await upCommand(o);
+  });
+
+sandbox
+  .command('down')
+  .description('stop every node and remove everything the sandbox made on this host')
+  .action(async () => {
+    const { downCommand } = await import('./sandbox/cli.js');
+    await downCommand();
+  });
+
+sandbox
+  .command('status')
+  .description('the nodes, their addresses, roles and state')
+  .addOption(new Option('--output <format>', 'output format').choices(['text', 'json'] as const).default('text' as const))
+  .action(async (o) => {
+    const { statusCommand } = await import('./sandbox/cli.js');
+    await statusCommand(o.output);
+  });
+
+sandbox
+  .command('scenarios')
+  .description('list the scenarios `up --scenario` can plant')
+  .action(async () => {
+    const { scenariosCommand } = await import('./sandbox/cli.js');
+    scenariosCommand();
+  });
+
+sandbox
+  .command('ssh')
+  .description('open a shell (or run a command) on a sandbox node with the sandbox key and pinned host key')
+  .argument('<node>', 'node name, e.g. node1')
+  .argument('[command...]', 'command to run instead of a shell')
+  .action(async (node, command) => {
+    const { sshCommand } = await import('./sandbox/cli.js');
+    process.exitCode = await sshCommand(node, command);
+  });
+
+try {
+  await program.parseAsync();
+} catch (e) {
+  if (e instanceof UserError) {
+    process.stderr.write(`decom: ${e.message}\n`);
+    process.exit(e.exitCode);
+  }
+  // An operation that failed (a node did not boot, a command on it failed): one line,
+  // the stack only when asked for.
+  const detail = process.env.DECOM_DEBUG && e instanceof Error ? (e.stack ?? e.message) : e instanceof Error ? e.message : String(e);
+  process.stderr.write(`decom: ${detail}\n`);
+  process.exit(1);
+}

@@ -1,0 +1,86 @@
+import { spawnSync } from 'node:child_process';
+import { files, stateDir } from './layout.js';
+import { SCENARIOS, type ScenarioName } from './scenarios/index.js';
+import { down, readState, status, up, checkUpOptions, type UpOptions } from './sandbox.js';
+import { inputError } from '../util/errors.js';
+
+const int = (flag: string, v: string): number => {
+  if (!/^\d+$/.test(v)) throw inputError(`${flag} takes a whole number, got "${v}"`);
+  return Number(v);
+};
+
+export async function upCommand(o: {
+  nodes: string;
+  controlPlanes: string;
+  init: 'systemd' | 'none';
+  scenario?: string;
+  etcd: boolean;
+}): Promise<void> {
+  const opts: UpOptions = {
+    nodes: int('--nodes', o.nodes),
+    controlPlanes: int('--control-planes', o.controlPlanes),
+    init: o.init,
+    scenario: (o.scenario ?? null) as ScenarioName | null,
+    etcd: o.etcd,
+    log: (line) => process.stderr.write(`sandbox: ${line}\n`),
+  };
+  checkUpOptions(opts);
+  const t0 = performance.now();
+  const state = await up(opts);
+  const f = files();
+  const secs = ((performance.now() - t0) / 1000).toFixed(1);
+  process.stdout.write(
+    [
+      `sandbox up: ${state.nodes.length} node(s) in ${secs} s${state.scenario ? `, scenario ${state.scenario}` : ''}${state.etcd ? ', etcd' : ''}`,
+      ...state.nodes.map((n) => `  ${n.name.padEnd(8)} ${n.addr.padEnd(14)} ${n.roles.join(',').padEnd(20)} ${n.bootState}`),
+      `inventory:   ${f.inventory}`,
+      `ssh key:     ${f.key}`,
+      `known_hosts: ${f.knownHosts}`,
+      `log in:      decom sandbox ssh node1`,
+      '',
+    ].join('\n'),
+  );
+}
+
+export async function downCommand(): Promise<void> {
+  const { nodes } = await down();
+  process.stdout.write(nodes ? `sandbox down: ${nodes} node(s) stopped, host cleaned\n` : 'sandbox down: nothing was up; host cleaned\n');
+}
+
+export async function statusCommand(output: 'text' | 'json'): Promise<void> {
+  const s = await status();
+  if (output === 'json') {
+    process.stdout.write(`${JSON.stringify({ dir: s.dir, scenario: s.state?.scenario ?? null, etcd: s.state?.etcd ?? false, nodes: s.nodes }, null, 2)}\n`);
+    return;
+  }
+  if (!s.state) {
+    process.stdout.write(`no sandbox is up (${s.dir})\n`);
+    return;
+  }
+  process.stdout.write(
+    [
+      `sandbox in ${s.dir}: ${s.nodes.length} node(s)${s.state.scenario ? `, scenario ${s.state.scenario}` : ''}${s.state.etcd ? ', etcd' : ''}`,
+      ...s.nodes.map((n) => `  ${n.name.padEnd(8)} ${n.addr.padEnd(14)} ${n.roles.join(',').padEnd(20)} ${n.init.padEnd(8)} ${n.state}`),
+      '',
+    ].join('\n'),
+  );
+}
+
+export function scenariosCommand(): void {
+  for (const [name, s] of Object.entries(SCENARIOS)) process.stdout.write(`${name.padEnd(20)} ${s.description}\n`);
+}
+
+/** OpenSSH with the sandbox's key and pinned host keys: what a user would type, made short. */
+export async function sshCommand(node: string, command: string[]): Promise<number> {
+  const state = readState();
+  if (!state) throw inputError(`no sandbox is up (${stateDir()})`);
+  const n = state.nodes.find((x) => x.name === node);
+  if (!n) throw inputError(`no node "${node}" in the sandbox; nodes: ${state.nodes.map((x) => x.name).join(', ')}`);
+  const f = files();
+  const r = spawnSync(
+    'ssh',
+    ['-i', f.key, '-o', `UserKnownHostsFile=${f.knownHosts}`, '-o', 'StrictHostKeyChecking=yes', '-o', 'BatchMode=yes', `root@${n.addr}`, ...command],
+    { stdio: 'inherit' },
+  );
+  return r.status ?? 1;
+}

@@ -1,0 +1,32 @@
+import { join } from 'node:path';
+
+/**
+ * Where a sandbox keeps its state and which host objects it owns. Everything the
+ * sandbox makes on the host is named here, so `down` can find it again by name even
+ * when state.json was lost.
+ */
+export const stateDir = (): string => process.env.DECOM_SANDBOX_DIR ?? '/run/decom/sandbox';
+
+export const files = (dir = stateDir()) => ({
+  dir,
+  state: join(dir, 'state.json'),
+  key: join(dir, 'id_ed25519'),
+  knownHosts: join(dir, 'known_hosts'),
+  inventory: join(dir, 'hosts.yaml'),
+  image: join(dir, 'busybox-oci.tar'),
+  node: (name: string) => join(dir, 'nodes', name),
+});
+
+/** Host side of the sandbox network: a port-less bridge carrying only macvlans. */
+export const BRIDGE = 'decom-sb0';
+export const HOST_LINK = 'decom-sbh';
+/** RFC 2544 benchmarking range: never routed, and it never leaves this machine. */
+export const SUBNET_PREFIX = '198.18.0.';
+export const PREFIX_LEN = 24;
+export const HOST_ADDR = `${SUBNET_PREFIX}1`;
+export const MAX_NODES = 200;
+export const nodeAddr = (index: number): string => `${SUBNET_PREFIX}${10 + index}`;
+
+/** Every node's processes live below this cgroup, in every hierarchy. */
+export const CGROUP = 'decom-sandbox';
+export const CGROUP_ROOT = '/sys/fs/cgroup';

@@ -1,0 +1,242 @@
+import { spawn } from 'node:child_process';
+import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, readdirSync, writeFileSync, existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { createConnection } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { BRIDGE, CGROUP, CGROUP_ROOT, PREFIX_LEN } from './layout.js';
+import { run, runOk, type RunResult } from '../util/run.js';
+
+/** decom's own folder: bound read-only into every node (the kubelet stand-in runs from it). */
+export const PROJECT_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const NODE_INIT = join(dirname(fileURLToPath(import.meta.url)), 'node-init.sh');
+
+export type Init = 'systemd' | 'none';
+
+export interface NodeSpec {
+  name: string;
+  addr: string;
+  init: Init;
+  dir: string;
+  /** Every node's name and address, for /etc/hosts. */
+  peers: { name: string; addr: string }[];
+  authorizedKey: string;
+}
+
+/** A running node: PID 1 of its namespaces as the host sees it, and that process's start time. */
+export interface NodeHandle {
+  pid: number;
+  starttime: string;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Field 22 of /proc/PID/stat: tells a node's PID 1 from a later process that reused its PID. */
+export function starttimeOf(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+export const isAlive = (h: NodeHandle): boolean => starttimeOf(h.pid) === h.starttime;
+
+const hierarchies = (): string[] =>
+  readdirSync(CGROUP_ROOT).filter((h) => existsSync(join(CGROUP_ROOT, h, 'cgroup.procs')));
+
+/** Creates the node's cgroup in every hierarchy (cpuset needs its cpus/mems filled in at each level). */
+function makeCgroups(name: string): string[] {
+  const procs: string[] = [];
+  for (const h of hierarchies()) {
+    let path = join(CGROUP_ROOT, h);
+    for (const level of [CGROUP, name]) {
+      const parent = path;
+      path = join(path, level);
+      mkdirSync(path, { recursive: true });
+      if (h === 'cpuset') {
+        for (const f of ['cpuset.cpus', 'cpuset.mems']) {
+          if (!readFileSync(join(path, f), 'utf8').trim()) writeFileSync(join(path, f), readFileSync(join(parent, f)));
+        }
+      }
+    }
+    procs.push(join(path, 'cgroup.procs'));
+  }
+  return procs;
+}
+
+function writeRootfs(spec: NodeSpec, hostKey: string): void {
+  const root = join(spec.dir, 'rootfs');
+  const put = (path: string, content: string, mode = 0o644) => {
+    const full = join(root, path);
+    mkdirSync(dirname(full), { recursive: true });
+    writeFileSync(full, content, { mode });
+    chmodSync(full, mode);
+  };
+  put('etc/hostname', `${spec.name}\n`);
+  put('etc/machine-id', `${randomBytes(16).toString('hex')}\n`);
+  put(
+    'etc/hosts',
+    ['127.0.0.1 localhost', `127.0.1.1 ${spec.name}`, ...spec.peers.map((p) => `${p.addr} ${p.name}`), ''].join('\n'),
+  );
+  put('root/.ssh/authorized_keys', spec.authorizedKey, 0o600);
+  chmodSync(join(root, 'root', '.ssh'), 0o700);
+  chmodSync(join(root, 'root'), 0o700);
+  put('etc/ssh/ssh_host_ed25519_key', hostKey, 0o600);
+  put(
+    'etc/ssh/sshd_config.d/decom-sandbox.conf',
+    [
+      '# decom sandbox node: key-only root login, cheap key exchange, room for parallel channels',
+      'HostKey /etc/ssh/ssh_host_ed25519_key',
+      'PermitRootLogin prohibit-password',
+      'PasswordAuthentication no',
+      'KbdInteractiveAuthentication no',
+      'UsePAM no',
+      'UseDNS no',
+      'PrintMotd no',
+      'PrintLastLog no',
+      'KexAlgorithms curve25519-sha256,curve25519-sha256@libssh.org',
+      'MaxStartups 100:30:200',
+      '',
+    ].join('\n'),
+  );
+  // As kubespray installs it: Restart=always brings a killed kubelet back after 10 s.
+  put(
+    'etc/systemd/system/kubelet.service',
+    [
+      '[Unit]',
+      'Description=Kubernetes Kubelet Server (decom sandbox stand-in)',
+      'After=containerd.service',
+      'Wants=containerd.service',
+      '',
+      '[Service]',
+      `ExecStart=/usr/bin/node ${join(PROJECT_DIR, 'dist', 'sandbox', 'kubelet.js')}`,
+      'Restart=always',
+      'RestartSec=10s',
+      '',
+      '[Install]',
+      'WantedBy=multi-user.target',
+      '',
+    ].join('\n'),
+  );
+}
+
+/** Runs a shell script inside the node (all its namespaces), as root. */
+export function nodeExec(
+  h: NodeHandle,
+  script: string,
+  opts: { env?: Record<string, string>; timeoutMs?: number; input?: string | Buffer } = {},
+): Promise<RunResult> {
+  const env = Object.entries(opts.env ?? {}).map(([k, v]) => `${k}=${v}`);
+  return run(
+    'nsenter',
+    ['-t', String(h.pid), '-m', '-u', '-i', '-n', '-p', '-C', '--', 'env', '-i', 'PATH=/usr/sbin:/usr/bin:/sbin:/bin', 'HOME=/root', ...env, 'sh', '-c', script, 'decom-node'],
+    { timeoutMs: opts.timeoutMs ?? 120_000, input: opts.input },
+  );
+}
+
+async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined> | T | undefined): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+const tcpOpen = (host: string, port: number): Promise<boolean> =>
+  new Promise((resolve) => {
+    const s = createConnection({ host, port, timeout: 500 });
+    s.once('connect', () => (s.destroy(), resolve(true)));
+    s.once('error', () => resolve(false));
+    s.once('timeout', () => (s.destroy(), resolve(false)));
+  });
+
+/**
+ * Boots one node: namespaces via unshare, PID 1 = node-init.sh (then systemd or
+ * tini), a macvlan made straight inside its netns, and waits until sshd answers
+ * (and, with systemd, until the system is `running`).
+ */
+export async function startNode(spec: NodeSpec): Promise<NodeHandle & { state: string }> {
+  mkdirSync(spec.dir, { recursive: true });
+  const keyPath = join(spec.dir, 'host_key');
+  if (!existsSync(keyPath)) await runOk('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', spec.name, '-f', keyPath]);
+  writeRootfs(spec, readFileSync(keyPath, 'utf8'));
+  const fifo = join(spec.dir, 'go.fifo');
+  if (!existsSync(fifo)) await runOk('mkfifo', ['-m', '0600', fifo]);
+
+  const procs = makeCgroups(spec.name);
+  const log = openSync(join(spec.dir, 'console.log'), 'w');
+  // The wrapper joins the node's cgroups first, so the new cgroup namespace is rooted there.
+  const child = spawn(
+    '/bin/sh',
+    [
+      '-c',
+      'for f in "$@"; do echo $$ > "$f"; done; exec unshare --net --mount --uts --ipc --pid --cgroup --fork --propagation private /bin/sh "$NODE_INIT_SCRIPT"',
+      'decom-node',
+      ...procs,
+    ],
+    {
+      detached: true,
+      stdio: ['ignore', log, log],
+      env: {
+        PATH: '/usr/sbin:/usr/bin:/sbin:/bin',
+        NODE_INIT_SCRIPT: NODE_INIT,
+        NODE_NAME: spec.name,
+        NODE_ADDR: `${spec.addr}/${PREFIX_LEN}`,
+        NODE_INIT: spec.init,
+        NODE_FILES: spec.dir,
+        NODE_GO: fifo,
+        PROJECT_DIR,
+      },
+    },
+  );
+  child.unref();
+  closeSync(log);
+  const unsharePid = child.pid;
+  if (!unsharePid) throw new Error(`${spec.name}: could not start unshare`);
+
+  const pid = await waitFor(`${spec.name} to fork its PID 1`, 10_000, () => {
+    if (starttimeOf(unsharePid) === undefined) throw new Error(`${spec.name}: unshare exited: ${consoleTail(spec)}`);
+    try {
+      const kids = readFileSync(`/proc/${unsharePid}/task/${unsharePid}/children`, 'utf8').trim();
+      return kids ? Number(kids.split(' ')[0]) : undefined;
+    } catch {
+      return undefined;
+    }
+  });
+  const handle = { pid, starttime: starttimeOf(pid) ?? '' };
+  // The host-side unshare must not sit in the node's cgroup: systemd would adopt it.
+  for (const h of hierarchies()) writeFileSync(join(CGROUP_ROOT, h, 'cgroup.procs'), String(unsharePid));
+  await runOk('ip', ['link', 'add', 'name', 'eth0', 'link', BRIDGE, 'netns', String(pid), 'type', 'macvlan', 'mode', 'bridge']);
+  await writeFile(fifo, 'go\n');
+
+  await waitFor(`sshd on ${spec.name} (${spec.addr}:22)`, 30_000, async () => {
+    if (!isAlive(handle)) throw new Error(`${spec.name}: PID 1 exited during boot: ${consoleTail(spec)}`);
+    return (await tcpOpen(spec.addr, 22)) ? true : undefined;
+  });
+  let state = 'running';
+  if (spec.init === 'systemd') {
+    const r = await nodeExec(handle, 'systemctl is-system-running --wait', { timeoutMs: 60_000 });
+    state = r.stdout.trim() || 'unknown';
+  }
+  return { ...handle, state };
+}
+
+function consoleTail(spec: NodeSpec): string {
+  try {
+    return readFileSync(join(spec.dir, 'console.log'), 'utf8').trim().split('\n').slice(-3).join(' | ') || '(no output)';
+  } catch {
+    return '(no console log)';
+  }
+}
+
+/** Kills a node's PID 1 (the kernel then kills its whole PID namespace) and waits for it. */
+export async function stopNode(h: NodeHandle): Promise<void> {
+  if (!isAlive(h)) return;
+  process.kill(h.pid, 'SIGKILL');
+  await waitFor(`PID ${h.pid} to exit`, 10_000, () => (isAlive(h) ? undefined : true));
+}

@@ -1,0 +1,284 @@
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, rmdirSync, writeFileSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { stringify } from 'yaml';
+import { BRIDGE, CGROUP, CGROUP_ROOT, HOST_ADDR, HOST_LINK, MAX_NODES, PREFIX_LEN, files, nodeAddr, stateDir } from './layout.js';
+import { isAlive, startNode, stopNode, type Init, type NodeHandle } from './node.js';
+import { requirePrograms, requireRoot } from './prereq.js';
+import { SCENARIOS, plantScenario, scenarioPrograms, type ScenarioName } from './scenarios/index.js';
+import { startEtcd } from './etcd.js';
+import { run, runOk } from '../util/run.js';
+import { inputError } from '../util/errors.js';
+
+export type Role = 'control-plane' | 'etcd' | 'worker';
+
+export interface SandboxNode extends NodeHandle {
+  name: string;
+  addr: string;
+  init: Init;
+  roles: Role[];
+  /** systemd's `is-system-running` at boot, or `running` for init-less nodes. */
+  bootState: string;
+}
+
+export interface SandboxState {
+  version: 1;
+  createdAt: string;
+  scenario: ScenarioName | null;
+  etcd: boolean;
+  nodes: SandboxNode[];
+}
+
+export interface UpOptions {
+  nodes: number;
+  controlPlanes: number;
+  init: Init;
+  scenario: ScenarioName | null;
+  etcd: boolean;
+  /** Progress lines for the user; the sandbox itself prints nothing. */
+  log?: (line: string) => void;
+}
+
+export function readState(dir = stateDir()): SandboxState | undefined {
+  const f = files(dir).state;
+  if (!existsSync(f)) return undefined;
+  return JSON.parse(readFileSync(f, 'utf8')) as SandboxState;
+}
+
+/** Validates flags before anything is built: bad input costs nothing to undo. */
+export function checkUpOptions(o: UpOptions): void {
+  if (!Number.isInteger(o.nodes) || o.nodes < 1 || o.nodes > MAX_NODES) {
+    throw inputError(`--nodes must be a whole number from 1 to ${MAX_NODES}, got ${o.nodes}`);
+  }
+  if (!Number.isInteger(o.controlPlanes) || o.controlPlanes < 1 || o.controlPlanes > o.nodes) {
+    throw inputError(`--control-planes must be from 1 to --nodes (${o.nodes}), got ${o.controlPlanes}`);
+  }
+  if (o.scenario !== null && !(o.scenario in SCENARIOS)) {
+    throw inputError(`unknown scenario "${o.scenario}"; known: ${Object.keys(SCENARIOS).join(', ')}`);
+  }
+}
+
+function rolesOf(index: number, controlPlanes: number): Role[] {
+  return index < controlPlanes ? ['control-plane', 'etcd'] : ['worker'];
+}
+
+/** kubespray's inventory shape, so the same file serves decom, kubespray and Ansible. */
+function inventoryYaml(state: SandboxState, dir: string): string {
+  const f = files(dir);
+  const hostVars = Object.fromEntries(
+    state.nodes.map((n) => [
+      n.name,
+      {
+        ansible_host: n.addr,
+        ip: n.addr,
+        access_ip: n.addr,
+        ansible_user: 'root',
+        ansible_ssh_private_key_file: f.key,
+        ansible_ssh_common_args: `-o UserKnownHostsFile=${f.knownHosts} -o StrictHostKeyChecking=yes`,
+      },
+    ]),
+  );
+  const group = (role: Role) =>
+    Object.fromEntries(state.nodes.filter((n) => n.roles.includes(role)).map((n) => [n.name, null]));
+  const doc = {
+    all: {
+      hosts: hostVars,
+      children: {
+        kube_control_plane: { hosts: group('control-plane') },
+        etcd: { hosts: group('etcd') },
+        kube_node: { hosts: group('worker') },
+        k8s_cluster: { children: { kube_control_plane: null, kube_node: null } },
+      },
+    },
+  };
+  return `# Written by \`decom sandbox up\` (${state.createdAt}); removed by \`decom sandbox down\`.\n${stringify(doc, { nullStr: '', lineWidth: 0 })}`;
+}
+
+async function ensureHostNetwork(): Promise<void> {
+  if ((await run('ip', ['link', 'show', BRIDGE])).code !== 0) {
+    await runOk('ip', ['link', 'add', BRIDGE, 'type', 'bridge']);
+  }
+  await runOk('ip', ['link', 'set', BRIDGE, 'up']);
+  if ((await run('ip', ['link', 'show', HOST_LINK])).code !== 0) {
+    await runOk('ip', ['link', 'add', HOST_LINK, 'link', BRIDGE, 'type', 'macvlan', 'mode', 'bridge']);
+    await runOk('ip', ['addr', 'add', `${HOST_ADDR}/${PREFIX_LEN}`, 'dev', HOST_LINK]);
+  }
+  await runOk('ip', ['link', 'set', HOST_LINK, 'up']);
+}
+
+/** At most `limit` promises in flight: a 2-core host boots 50 nodes faster in waves than all at once. */
+async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, i: number) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  const errors: unknown[] = [];
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      try {
+        out[i] = await fn(items[i] as T, i);
+      } catch (e) {
+        errors.push(e);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (errors.length) throw errors[0];
+  return out;
+}
+
+export async function up(o: UpOptions): Promise<SandboxState> {
+  const log = o.log ?? (() => {});
+  checkUpOptions(o);
+  requireRoot('decom sandbox up');
+  requirePrograms([
+    'unshare', 'nsenter', 'setpriv', 'ip', 'sshd', 'ssh-keygen', 'tini', 'containerd', 'runc', 'busybox',
+    ...(o.init === 'systemd' ? ['systemd'] : []),
+    ...(o.etcd ? ['etcd', 'etcdctl'] : []),
+    ...(o.scenario ? scenarioPrograms(o.scenario) : []),
+  ]);
+  const dir = stateDir();
+  const f = files(dir);
+  const existing = readState(dir);
+  if (existing && existing.nodes.some(isAlive)) {
+    throw inputError(`a sandbox is already up in ${dir} (${existing.nodes.length} nodes): run \`decom sandbox down\` first`);
+  }
+  await down(); // leftovers of a crashed run: clear them before building
+
+  const state: SandboxState = {
+    version: 1,
+    createdAt: new Date().toISOString(),
+    scenario: o.scenario,
+    etcd: o.etcd,
+    nodes: [],
+  };
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    await runOk('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'decom-sandbox', '-f', f.key]);
+    const authorizedKey = readFileSync(`${f.key}.pub`, 'utf8');
+    await ensureHostNetwork();
+    const peers = Array.from({ length: o.nodes }, (_, i) => ({ name: `node${i + 1}`, addr: nodeAddr(i + 1) }));
+    log(`booting ${o.nodes} node${o.nodes > 1 ? 's' : ''} (init: ${o.init})`);
+    await mapLimit(peers, 12, async (p, i) => {
+      const h = await startNode({ ...p, init: o.init, dir: f.node(p.name), peers, authorizedKey });
+      const { state: bootState, ...handle } = h;
+      state.nodes[i] = { ...p, ...handle, init: o.init, roles: rolesOf(i, o.controlPlanes), bootState };
+      // Saved as nodes come up, so a failure half-way can still be torn down by state.
+      writeFileSync(f.state, JSON.stringify(state, null, 2));
+    });
+    writeFileSync(
+      f.knownHosts,
+      state.nodes
+        .map((n) => `${n.addr} ${readFileSync(join(f.node(n.name), 'host_key.pub'), 'utf8').trim().split(' ').slice(0, 2).join(' ')}\n`)
+        .join(''),
+    );
+    writeFileSync(f.inventory, inventoryYaml(state, dir));
+    if (o.etcd) {
+      log('starting etcd on the etcd nodes');
+      await startEtcd(state.nodes.filter((n) => n.roles.includes('etcd')));
+    }
+    if (o.scenario) {
+      log(`planting scenario ${o.scenario}`);
+      await mapLimit(state.nodes, 6, (n) => plantScenario(o.scenario as ScenarioName, n, state, dir));
+    }
+    writeFileSync(f.state, JSON.stringify(state, null, 2));
+    return state;
+  } catch (e) {
+    log('bring-up failed: tearing down what was built');
+    await down().catch(() => {});
+    throw e;
+  }
+}
+
+/** Every cgroup dir of the sandbox, deepest first, in every hierarchy. */
+function sandboxCgroups(): string[] {
+  const out: string[] = [];
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) if (e.isDirectory()) walk(join(d, e.name));
+    out.push(d);
+  };
+  for (const h of readdirSync(CGROUP_ROOT)) {
+    const top = join(CGROUP_ROOT, h, CGROUP);
+    if (existsSync(top) && statSync(top).isDirectory()) walk(top);
+  }
+  return out;
+}
+
+/**
+ * Tears the sandbox down to nothing: node PID 1s (their PID namespaces take every
+ * process with them, and the last process takes the mounts and the netns), any
+ * stray process still in the sandbox's cgroups, the cgroups, the host links and
+ * their neighbour entries, and the state dir. Safe to run when nothing is up.
+ */
+export async function down(): Promise<{ nodes: number }> {
+  requireRoot('decom sandbox down');
+  const dir = stateDir();
+  const state = readState(dir);
+  const nodes = state?.nodes.filter(Boolean) ?? [];
+  await Promise.all(nodes.map(stopNode));
+  // Anything left in the sandbox's cgroups (by PID, from the kernel's own list).
+  for (let round = 0; round < 50; round++) {
+    const pids = new Set<number>();
+    for (const cg of sandboxCgroups()) {
+      try {
+        for (const p of readFileSync(join(cg, 'cgroup.procs'), 'utf8').split('\n')) if (p) pids.add(Number(p));
+      } catch {
+        /* cgroup vanished */
+      }
+    }
+    if (!pids.size) break;
+    for (const p of pids) {
+      try {
+        process.kill(p, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  for (const cg of sandboxCgroups()) {
+    for (let i = 0; i < 50; i++) {
+      try {
+        rmdirSync(cg);
+        break;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') break;
+        await new Promise((r) => setTimeout(r, 20)); // EBUSY while the kernel finishes exiting tasks
+      }
+    }
+  }
+  if ((await run('ip', ['link', 'show', HOST_LINK])).code === 0) {
+    await run('ip', ['neigh', 'flush', 'dev', HOST_LINK]);
+    await runOk('ip', ['link', 'del', HOST_LINK]);
+  }
+  if ((await run('ip', ['link', 'show', BRIDGE])).code === 0) await runOk('ip', ['link', 'del', BRIDGE]);
+  rmSync(dir, { recursive: true, force: true });
+  try {
+    rmdirSync(dirname(dir)); // /run/decom, when the sandbox was all it held
+  } catch {
+    /* not empty, or not ours to remove */
+  }
+  return { nodes: nodes.length };
+}
+
+export interface NodeStatus {
+  name: string;
+  addr: string;
+  roles: Role[];
+  init: Init;
+  alive: boolean;
+  state: string;
+}
+
+export async function status(): Promise<{ dir: string; state: SandboxState | undefined; nodes: NodeStatus[] }> {
+  const dir = stateDir();
+  const state = readState(dir);
+  const { nodeExec } = await import('./node.js');
+  const nodes = await Promise.all(
+    (state?.nodes ?? []).filter(Boolean).map(async (n): Promise<NodeStatus> => {
+      const alive = isAlive(n);
+      let s = alive ? 'running' : 'down';
+      if (alive && n.init === 'systemd') s = (await nodeExec(n, 'systemctl is-system-running', { timeoutMs: 10_000 })).stdout.trim() || 'unknown';
+      return { name: n.name, addr: n.addr, roles: n.roles, init: n.init, alive, state: s };
+    }),
+  );
+  return { dir, state, nodes };
+}

@@ -1,0 +1,52 @@
+import { spawn } from 'node:child_process';
+
+export interface RunResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs a program without a shell (arguments are never re-parsed), optionally
+ * feeding stdin. Never rejects on a non-zero exit: callers judge `code`.
+ */
+export function run(
+  file: string,
+  args: readonly string[],
+  opts: { input?: string | Buffer; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, {
+      env: opts.env ?? process.env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      timeout: opts.timeoutMs,
+    });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (b: Buffer) => out.push(b));
+    child.stderr.on('data', (b: Buffer) => err.push(b));
+    child.on('error', reject);
+    child.on('close', (code) =>
+      resolve({ code, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() }),
+    );
+    child.stdin.on('error', () => {}); // the program may exit before reading all input
+    child.stdin.end(opts.input ?? '');
+  });
+}
+
+/** Like run(), but a non-zero exit is an error carrying the program's stderr. */
+export async function runOk(
+  file: string,
+  args: readonly string[],
+  opts: Parameters<typeof run>[2] = {},
+): Promise<string> {
+  const r = await run(file, args, opts);
+  if (r.code !== 0) {
+    const why = (r.stderr.trim() || r.stdout.trim()).split('\n').slice(-3).join(' | ');
+    throw new Error(`${file} ${args.join(' ')}: exit ${r.code}${why ? `: ${why}` : ''}`);
+  }
+  return r.stdout;
+}
+
+/** Quotes one word for POSIX sh (dash): single quotes, no bash-only $'…'. */
+export const shQuote = (s: string): string => `'${s.replaceAll("'", `'\\''`)}'`;
