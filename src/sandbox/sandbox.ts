@@ -6,6 +6,7 @@ import { isAlive, startNode, stopNode, type Init, type NodeHandle } from './node
 import { requirePrograms, requireRoot } from './prereq.js';
 import { SCENARIOS, plantScenario, scenarioPrograms, type ScenarioName } from './scenarios/index.js';
 import { startEtcd } from './etcd.js';
+import { buildImage } from './image.js';
 import { run, runOk } from '../util/run.js';
 import { inputError } from '../util/errors.js';
 
@@ -177,6 +178,7 @@ export async function up(o: UpOptions): Promise<SandboxState> {
     }
     if (o.scenario) {
       log(`planting scenario ${o.scenario}`);
+      await buildImage(f.image);
       await mapLimit(state.nodes, 6, (n) => plantScenario(o.scenario as ScenarioName, n, state, dir));
     }
     writeFileSync(f.state, JSON.stringify(state, null, 2));

@@ -1,4 +1,63 @@
-export const SCENARIOS = {} as Record<string, { description: string }>;
-export type ScenarioName = string;
-export const scenarioPrograms = (_: string): string[] => [];
-export async function plantScenario(..._a: unknown[]): Promise<void> {}
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { files } from '../layout.js';
+import { PROJECT_DIR, nodeExec } from '../node.js';
+import type { SandboxNode, SandboxState } from '../sandbox.js';
+
+/**
+ * Each scenario is a shell file run inside every node after lib.sh; the catalogue
+ * of what it plants is in its header comment and in DESIGN §3 B.
+ */
+export const SCENARIOS = {
+  'kubespray-leftovers': {
+    description: "what kubespray's remove-node.yml leaves: kubelet + static pods, DaemonSet and CNI pods, netns, links, mounts, rules, files",
+    programs: [] as string[],
+  },
+  'orphaned-shims': {
+    description: 'containerd stopped with shims and containers still holding ports; one container has lost its shim too',
+    programs: [] as string[],
+  },
+  'docker-runtime': {
+    description: 'a cri-dockerd node: k8s_* containers in Docker, next to a user container',
+    programs: ['dockerd'],
+  },
+  'force-deleted-pods': {
+    description: 'pod dirs with mounts, cni-* netns, veths and IPAM leases whose sandboxes no longer exist',
+    programs: [] as string[],
+  },
+  clean: {
+    description: 'a node reset properly: only what is not Kubernetes\' is left (for false-positive tests)',
+    programs: [] as string[],
+  },
+} as const;
+
+export type ScenarioName = keyof typeof SCENARIOS;
+
+/** Every scenario also plants the non-Kubernetes objects, and PKI; these need: */
+const COMMON = ['iptables', 'iptables-legacy', 'nft', 'openssl'];
+export const scenarioPrograms = (name: ScenarioName): string[] => [...COMMON, ...SCENARIOS[name].programs];
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+export async function plantScenario(name: ScenarioName, node: SandboxNode, state: SandboxState, dir: string): Promise<void> {
+  const image = files(dir).image; // built once by up()
+  const script = `${readFileSync(join(here, 'lib.sh'), 'utf8')}\n${readFileSync(join(here, `${name}.sh`), 'utf8')}`;
+  const r = await nodeExec(node, script, {
+    input: readFileSync(image),
+    timeoutMs: 180_000,
+    env: {
+      NODE_NAME: node.name,
+      NODE_ADDR: node.addr,
+      NODE_INDEX: String(state.nodes.indexOf(node) + 1),
+      ROLES: node.roles.join(','),
+      INIT: node.init,
+      REAL_ETCD: state.etcd && node.roles.includes('etcd') ? '1' : '0',
+      PROJECT_DIR,
+    },
+  });
+  if (r.code !== 0) {
+    const why = r.stderr.trim().split('\n').slice(-4).join(' | ');
+    throw new Error(`${node.name}: planting scenario ${name} failed (exit ${r.code}): ${why}`);
+  }
+}

@@ -1,0 +1,320 @@
+# Building blocks of the sandbox scenarios. Sourced (with one scenario file after
+# it) into a shell that runs inside a node, in all of the node's namespaces.
+# Every object is real: netns, links, mounts, iptables rules in both backends,
+# containerd tasks, listening sockets. DESIGN §3 B is the catalogue.
+#
+# Environment: NODE_NAME NODE_ADDR NODE_INDEX ROLES INIT REAL_ETCD PROJECT_DIR
+# stdin: the busybox image tar (docker-archive + OCI layout)
+set -eu
+
+POD_SH=$PROJECT_DIR/dist/sandbox/pod.sh
+KUBELET_JS=$PROJECT_DIR/dist/sandbox/kubelet.js
+IMAGE=registry.k8s.io/busybox:sandbox
+PIDS=/run/decom-sandbox
+mkdir -p "$PIDS" /var/log
+
+has_role() { case ",$ROLES," in *",$1,"*) return 0 ;; esac; return 1; }
+uuid() { cat /proc/sys/kernel/random/uuid; }
+hex() { uuid | tr -d - | cut -c1-"$1"; }
+
+# The nsenter'd shell starts in the host's cgroup; join the node's own, so what it
+# starts (plain processes on init-less nodes) is accounted to the node.
+for f in /sys/fs/cgroup/*/cgroup.procs; do echo $$ > "$f" 2>/dev/null || true; done
+
+wait_port() { # port [seconds]: until something listens on it
+  n=$(( ${2:-30} * 10 ))
+  while [ "$n" -gt 0 ]; do
+    [ -n "$(ss -Hltn "sport = :$1")" ] && return 0
+    n=$((n - 1)); sleep 0.1
+  done
+  echo "nothing listens on :$1 after ${2:-30} s" >&2; return 1
+}
+
+wait_containerd() {
+  n=100
+  until ctr version >/dev/null 2>&1; do
+    n=$((n - 1)); [ "$n" -gt 0 ] || { echo "containerd does not answer" >&2; return 1; }
+    sleep 0.1
+  done
+}
+
+# --- services: systemd units on systemd nodes, plain processes (pid files) otherwise
+svc_start() { # name
+  if [ "$INIT" = systemd ]; then systemctl enable --now "$1" >/dev/null 2>&1 || systemctl start "$1"; return; fi
+  case $1 in
+    kubelet) setsid /usr/bin/node "$KUBELET_JS" </dev/null >/var/log/kubelet.log 2>&1 & echo $! > "$PIDS/kubelet.pid" ;;
+    docker) setsid /usr/sbin/dockerd </dev/null >/var/log/dockerd.log 2>&1 & echo $! > "$PIDS/docker.pid" ;;
+    containerd) setsid /usr/bin/containerd </dev/null >/var/log/containerd.log 2>&1 & echo $! > "$PIDS/containerd.pid" ;;
+    etcd) . /etc/default/etcd; export $(sed -n 's/^\(ETCD_[A-Z_]*\)=.*/\1/p' /etc/default/etcd)
+          setsid /usr/bin/etcd </dev/null >/var/log/etcd.log 2>&1 & echo $! > "$PIDS/etcd.pid" ;;
+  esac
+}
+
+svc_stop() { # name: as a reset would, without killing what KillMode=process leaves behind
+  if [ "$INIT" = systemd ]; then systemctl disable --now "$1" >/dev/null 2>&1; return; fi
+  if [ "$1" = containerd ] && [ ! -s "$PIDS/containerd.pid" ]; then
+    pid=$(pgrep -x containerd || true)  # started by the node's init, before any pid file
+  else
+    pid=$(cat "$PIDS/$1.pid" 2>/dev/null || true)
+  fi
+  [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
+  rm -f "$PIDS/$1.pid"
+}
+
+import_image() { # into containerd's k8s.io and default namespaces (and Docker when asked)
+  mkdir -p /var/lib/decom-sandbox
+  [ -s /var/lib/decom-sandbox/busybox.tar ] || cat > /var/lib/decom-sandbox/busybox.tar
+  wait_containerd
+  for ns in k8s.io default; do ctr -n "$ns" image import /var/lib/decom-sandbox/busybox.tar >/dev/null; done
+}
+
+# --- pods
+static_pod() { # name container-cmd...: a manifest the kubelet (stand-in) runs
+  name=$1; shift
+  mkdir -p /etc/kubernetes/manifests
+  {
+    echo "apiVersion: v1"
+    echo "kind: Pod"
+    echo "metadata:"
+    echo "  name: $name"
+    echo "  namespace: kube-system"
+    echo "  labels: {component: $name, tier: control-plane}"
+    echo "spec:"
+    echo "  hostNetwork: true"
+    echo "  priorityClassName: system-node-critical"
+    echo "  containers:"
+    echo "  - name: $name"
+    echo "    image: $IMAGE"
+    printf '    command: ['
+    sep=''
+    for a in "$@"; do printf '%s"%s"' "$sep" "$a"; sep=', '; done
+    echo ']'
+  } > "/etc/kubernetes/manifests/$name.yaml"
+}
+
+host_pod() { # pod-name namespace container cmd...: a hostNetwork pod (DaemonSet-style)
+  pod=$1 ns=$2 c=$3; shift 3
+  uid=$(uuid)
+  sh "$POD_SH" run "$pod" "$ns" "$uid" host "$c" "$@" >/dev/null
+  echo "$uid"
+}
+
+cni_bridge() { # cni0 as flannel's bridge plugin makes it
+  ip link show cni0 >/dev/null 2>&1 && return 0
+  ip link add cni0 type bridge
+  ip addr add "10.244.$NODE_INDEX.1/24" dev cni0
+  ip link set cni0 up
+}
+
+# A pod on the pod network: cni-<uuid> netns, a veth pair (host end on cni0 for
+# flannel, a cali* /32 route for calico), a host-local IPAM lease, then the pod.
+# Prints "uid sandbox-id netns". With "dead" no pod is started: what a
+# force-deleted pod leaves once its sandbox is gone.
+net_pod() { # flannel|calico pod-name namespace container live|dead cmd...
+  flavor=$1 pod=$2 ns=$3 c=$4 life=$5; shift 5
+  uid=$(uuid)
+  netns=cni-$(uuid)
+  ip netns add "$netns"
+  leases=$(ls /var/lib/cni/networks/cbr0 2>/dev/null | grep -c '^10\.' || true)
+  octet=$((leases + 2))
+  podip=10.244.$NODE_INDEX.$octet
+  if [ "$flavor" = flannel ]; then
+    cni_bridge
+    host_if=veth$(hex 8)
+    ip link add "$host_if" type veth peer name eth0 netns "$netns"
+    ip link set "$host_if" master cni0 up
+    ip -n "$netns" addr add "$podip/24" dev eth0
+  else
+    host_if=cali$(hex 11)
+    ip link add "$host_if" type veth peer name eth0 netns "$netns"
+    ip link set "$host_if" up
+    ip -n "$netns" addr add "$podip/32" dev eth0
+    ip route add "$podip/32" dev "$host_if"
+  fi
+  ip -n "$netns" link set lo up
+  ip -n "$netns" link set eth0 up
+  sid=$(sh "$POD_SH" ids "$uid" "$c" | cut -d' ' -f1)
+  mkdir -p /var/lib/cni/networks/cbr0
+  printf '%s\neth0' "$sid" > "/var/lib/cni/networks/cbr0/$podip"
+  echo "$podip" > /var/lib/cni/networks/cbr0/last_reserved_ip.0
+  : > /var/lib/cni/networks/cbr0/lock
+  if [ "$life" = live ]; then sh "$POD_SH" run "$pod" "$ns" "$uid" "/run/netns/$netns" "$c" "$@" >/dev/null; fi
+  echo "$uid $sid $netns"
+}
+
+# Volumes as the kubelet mounts them: a memory-backed emptyDir and a projected
+# service-account token (tmpfs each), and a CSI volume: the driver's globalmount
+# (staged) bound into the pod dir (published), with data that must survive.
+pod_volumes() { # uid
+  d=/var/lib/kubelet/pods/$1
+  mkdir -p "$d/containers" "$d/plugins" "$d/volumes/kubernetes.io~empty-dir/cache" "$d/volumes/kubernetes.io~empty-dir/scratch"
+  mount -t tmpfs -o size=16m tmpfs "$d/volumes/kubernetes.io~empty-dir/cache"
+  echo "cached" > "$d/volumes/kubernetes.io~empty-dir/cache/data"
+  tok=$d/volumes/kubernetes.io~projected/kube-api-access-$(hex 5)
+  mkdir -p "$tok"
+  mount -t tmpfs -o size=1m tmpfs "$tok"
+  echo "eyJhbGciOiJSUzI1NiJ9.sandbox" > "$tok/token"
+  echo kube-system > "$tok/namespace"
+  cp /etc/kubernetes/pki/ca.crt "$tok/ca.crt" 2>/dev/null || : > "$tok/ca.crt"
+  pv=pvc-$(uuid)
+  g=/var/lib/kubelet/plugins/kubernetes.io/csi/csi.sandbox.decom.io/$(hex 32)/globalmount
+  mkdir -p "$g" "$d/volumes/kubernetes.io~csi/$pv/mount"
+  mount -t tmpfs -o size=16m "csi-$pv" "$g"
+  echo "persistent data of $pv" > "$g/PV-DATA"
+  printf '{"driverName":"csi.sandbox.decom.io","volumeHandle":"%s"}' "$pv" > "$(dirname "$g")/vol_data.json"
+  mount --bind "$g" "$d/volumes/kubernetes.io~csi/$pv/mount"
+  printf '{"driverName":"csi.sandbox.decom.io","volumeHandle":"%s","specVolID":"%s"}' "$pv" "$pv" > "$d/volumes/kubernetes.io~csi/$pv/vol_data.json"
+}
+
+cni_links() { # overlay devices of flannel and calico
+  ip link add flannel.1 type vxlan id 1 local "$NODE_ADDR" dev eth0 dstport 8472 nolearning
+  ip link set flannel.1 up
+  ip link add vxlan.calico type vxlan id 4096 local "$NODE_ADDR" dev eth0 dstport 4789
+  ip link set vxlan.calico up
+}
+
+# kube-proxy, kubelet, flannel and calico chains, the same in BOTH iptables backends:
+# nodes that switched backends (or ran two kube-proxy versions) carry both.
+kube_iptables() {
+  for ipt in iptables iptables-legacy; do
+    "$ipt" -w -t nat -N KUBE-SERVICES
+    "$ipt" -w -t nat -N KUBE-NODEPORTS
+    "$ipt" -w -t nat -N KUBE-POSTROUTING
+    "$ipt" -w -t nat -N KUBE-MARK-MASQ
+    "$ipt" -w -t nat -N KUBE-SVC-NPX46M4PTMTKRN6Y
+    "$ipt" -w -t nat -N KUBE-SEP-6E7XQMQ4RAYOWTTM
+    "$ipt" -w -t nat -A PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES
+    "$ipt" -w -t nat -A OUTPUT -m comment --comment "kubernetes service portals" -j KUBE-SERVICES
+    "$ipt" -w -t nat -A POSTROUTING -m comment --comment "kubernetes postrouting rules" -j KUBE-POSTROUTING
+    "$ipt" -w -t nat -A KUBE-MARK-MASQ -j MARK --set-xmark 0x4000/0x4000
+    "$ipt" -w -t nat -A KUBE-SERVICES -d 10.233.0.1/32 -p tcp -m comment --comment "default/kubernetes:https cluster IP" -m tcp --dport 443 -j KUBE-SVC-NPX46M4PTMTKRN6Y
+    "$ipt" -w -t nat -A KUBE-SVC-NPX46M4PTMTKRN6Y -j KUBE-SEP-6E7XQMQ4RAYOWTTM
+    "$ipt" -w -t nat -A KUBE-SEP-6E7XQMQ4RAYOWTTM -p tcp -m tcp -j DNAT --to-destination "$NODE_ADDR:6443"
+    "$ipt" -w -t filter -N KUBE-FIREWALL
+    "$ipt" -w -t filter -N KUBE-FORWARD
+    "$ipt" -w -t filter -A INPUT -j KUBE-FIREWALL
+    "$ipt" -w -t filter -A FORWARD -m comment --comment "kubernetes forwarding rules" -j KUBE-FORWARD
+    "$ipt" -w -t filter -A KUBE-FORWARD -m comment --comment "kubernetes forwarding rules" -m mark --mark 0x4000/0x4000 -j ACCEPT
+    "$ipt" -w -t mangle -N KUBE-KUBELET-CANARY
+    "$ipt" -w -t nat -N CNI-HOSTPORT-DNAT
+    "$ipt" -w -t nat -A PREROUTING -m addrtype --dst-type LOCAL -j CNI-HOSTPORT-DNAT
+    "$ipt" -w -t filter -N FLANNEL-FWD
+    "$ipt" -w -t filter -A FLANNEL-FWD -s 10.244.0.0/16 -m comment --comment "flanneld forward" -j ACCEPT
+    "$ipt" -w -t filter -A FORWARD -m comment --comment "flanneld forward" -j FLANNEL-FWD
+    "$ipt" -w -t filter -N cali-FORWARD
+    "$ipt" -w -t filter -A FORWARD -m comment --comment "cali:wUHhoiAYhphO9Mso" -j cali-FORWARD
+  done
+}
+
+kube_nftables() { # kube-proxy's nftables mode
+  nft -f - <<'EOF'
+table ip kube-proxy {
+  chain services { type nat hook prerouting priority dstnat; policy accept; }
+  chain filter-forward { type filter hook forward priority -110; policy accept; }
+}
+table ip6 kube-proxy {
+  chain services { type nat hook prerouting priority dstnat; policy accept; }
+}
+EOF
+}
+
+# /etc/kubernetes (kubeconfigs, PKI), kubelet state, CNI config: what reset must back up, then remove.
+kube_files() {
+  mkdir -p /etc/kubernetes/pki /etc/kubernetes/manifests /var/lib/kubelet/pki /etc/cni/net.d /var/lib/cni
+  if [ ! -s /etc/kubernetes/pki/ca.crt ]; then
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 365 \
+      -subj "/CN=kubernetes" -keyout /etc/kubernetes/pki/ca.key -out /etc/kubernetes/pki/ca.crt 2>/dev/null
+  fi
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 365 \
+    -subj "/O=system:nodes/CN=system:node:$NODE_NAME" -keyout /var/lib/kubelet/pki/kubelet-client.key \
+    -out /var/lib/kubelet/pki/kubelet-client.crt 2>/dev/null
+  cat /var/lib/kubelet/pki/kubelet-client.crt /var/lib/kubelet/pki/kubelet-client.key > "/var/lib/kubelet/pki/kubelet-client-$(date +%Y-%m-%d-%H-%M-%S).pem"
+  ln -sf "$(ls /var/lib/kubelet/pki/kubelet-client-2*.pem | tail -1)" /var/lib/kubelet/pki/kubelet-client-current.pem
+  kubeconfig() { # file user
+    cat > "$1" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- cluster: {certificate-authority: /etc/kubernetes/pki/ca.crt, server: "https://127.0.0.1:6443"}
+  name: cluster.local
+contexts:
+- context: {cluster: cluster.local, user: $2}
+  name: $2@cluster.local
+current-context: $2@cluster.local
+users:
+- name: $2
+  user: {client-certificate: /var/lib/kubelet/pki/kubelet-client-current.pem, client-key: /var/lib/kubelet/pki/kubelet-client-current.pem}
+EOF
+    chmod 600 "$1"
+  }
+  kubeconfig /etc/kubernetes/kubelet.conf "system:node:$NODE_NAME"
+  if has_role control-plane; then
+    kubeconfig /etc/kubernetes/admin.conf kubernetes-admin
+    kubeconfig /etc/kubernetes/controller-manager.conf system:kube-controller-manager
+    kubeconfig /etc/kubernetes/scheduler.conf system:kube-scheduler
+    cp /etc/kubernetes/pki/ca.crt /etc/kubernetes/pki/apiserver.crt
+    cp /etc/kubernetes/pki/ca.key /etc/kubernetes/pki/apiserver.key
+    echo "kubernetes: {}" > /etc/kubernetes/kubeadm-config.yaml
+  fi
+  cat > /var/lib/kubelet/config.yaml <<EOF
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+staticPodPath: /etc/kubernetes/manifests
+cgroupDriver: cgroupfs
+EOF
+  echo 'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/containerd/containerd.sock"' > /var/lib/kubelet/kubeadm-flags.env
+  echo '{"policyName":"none","defaultCpuSet":"","checksum":1353318690}' > /var/lib/kubelet/cpu_manager_state
+  echo '{"policyName":"None","machineState":{},"checksum":1352335701}' > /var/lib/kubelet/memory_manager_state
+  cat > /etc/cni/net.d/10-flannel.conflist <<'EOF'
+{"name":"cbr0","cniVersion":"0.3.1","plugins":[{"type":"flannel","delegate":{"hairpinMode":true,"isDefaultGateway":true}},{"type":"portmap","capabilities":{"portMappings":true}}]}
+EOF
+  echo '{"kind":"Config","users":[{"name":"calico"}]}' > /etc/cni/net.d/calico-kubeconfig
+  mkdir -p /run/flannel
+  printf 'FLANNEL_NETWORK=10.244.0.0/16\nFLANNEL_SUBNET=10.244.%s.1/24\nFLANNEL_MTU=1450\n' "$NODE_INDEX" > /run/flannel/subnet.env
+  if has_role etcd && [ "$REAL_ETCD" != 1 ]; then
+    mkdir -p /var/lib/etcd/member/snap /var/lib/etcd/member/wal
+    head -c 4096 /dev/urandom > /var/lib/etcd/member/snap/db
+    head -c 4096 /dev/urandom > /var/lib/etcd/member/wal/0000000000000000-0000000000000000.wal
+  fi
+}
+
+control_plane_static_pods() {
+  static_pod kube-apiserver /bin/httpd -f -p 6443
+  static_pod kube-controller-manager /bin/httpd -f -p 10257
+  static_pod kube-scheduler /bin/httpd -f -p 10259
+  if [ "$REAL_ETCD" != 1 ]; then
+    static_pod etcd /bin/sh -c "httpd -p $NODE_ADDR:2380 && exec httpd -f -p 2379"
+  fi
+}
+
+wait_control_plane_ports() {
+  if has_role control-plane; then
+    for p in 6443 10257 10259; do wait_port "$p"; done
+    if [ "$REAL_ETCD" != 1 ]; then wait_port 2379; wait_port 2380; fi
+  else
+    wait_port 6443
+  fi
+}
+
+# --- what is NOT Kubernetes' and must survive any reset ----------------------
+not_kubernetes() {
+  ip netns add app-vpn                                # a netns not named cni-*
+  ip link add app-veth0 type veth peer name eth0 netns app-vpn   # the node's own veth
+  ip link set app-veth0 up
+  iptables -w -N APP-FIREWALL                         # another application's chain, nft backend
+  iptables -w -A APP-FIREWALL -p tcp --dport 8080 -m comment --comment "app: allow web" -j ACCEPT
+  iptables -w -A INPUT -m comment --comment "app: firewall" -j APP-FIREWALL
+  iptables-legacy -w -N APP-LEGACY                    # ... and one in the legacy backend
+  iptables-legacy -w -A APP-LEGACY -s 203.0.113.0/24 -m comment --comment "app: block" -j DROP
+  iptables-legacy -w -A INPUT -j APP-LEGACY
+  nft add table inet app-filter
+  nft add chain inet app-filter input '{ type filter hook input priority 10; policy accept; }'
+  mkdir -p /srv/appdata                              # user data on a tmpfs outside kubelet's dirs
+  mount -t tmpfs -o size=8m app-data /srv/appdata
+  echo "user data: must survive" > /srv/appdata/important.db
+  mkdir -p /etc/app                                  # a user file under /etc
+  echo "listen: 8080" > /etc/app/app.conf
+  # a container outside containerd's k8s.io namespace
+  ctr -n default run -d --net-host "$IMAGE" app-cache /bin/httpd -f -p 8081 </dev/null >/dev/null
+  wait_port 8081
+}
