@@ -30,8 +30,9 @@ R=$base/root
 # /sys read-only, except the node's own network settings.
 mount -t proc -o nosuid,nodev,noexec proc "$R/proc"
 mount --bind "$R/proc/sys" "$R/proc/sys"
-mount -o remount,bind,ro "$R/proc/sys"
 mount --bind "$R/proc/sys/net" "$R/proc/sys/net"
+mount -o remount,bind,ro "$R/proc/sys"
+mount -o remount,bind,rw "$R/proc/sys/net"
 mount -t sysfs -o ro,nosuid,nodev,noexec sysfs "$R/sys"
 
 # Cgroups: the host hierarchies seen through our cgroup namespace, so the node's

@@ -174,7 +174,7 @@ export async function up(o: UpOptions): Promise<SandboxState> {
     writeFileSync(f.inventory, inventoryYaml(state, dir));
     if (o.etcd) {
       log('starting etcd on the etcd nodes');
-      await startEtcd(state.nodes.filter((n) => n.roles.includes('etcd')));
+      await startEtcd(state);
     }
     if (o.scenario) {
       log(`planting scenario ${o.scenario}`);

@@ -40,11 +40,20 @@ export const scenarioPrograms = (name: ScenarioName): string[] => [...COMMON, ..
 
 const here = dirname(fileURLToPath(import.meta.url));
 
-export async function plantScenario(name: ScenarioName, node: SandboxNode, state: SandboxState, dir: string): Promise<void> {
-  const image = files(dir).image; // built once by up()
-  const script = `${readFileSync(join(here, 'lib.sh'), 'utf8')}\n${readFileSync(join(here, `${name}.sh`), 'utf8')}`;
+/**
+ * Runs `body` inside a node after lib.sh, with the node's facts in the environment:
+ * the one way the sandbox changes what is on a node (scenarios, etcd).
+ */
+export async function runNodeScript(
+  node: SandboxNode,
+  state: SandboxState,
+  what: string,
+  body: string,
+  input?: Buffer,
+): Promise<string> {
+  const script = `${readFileSync(join(here, 'lib.sh'), 'utf8')}\n${body}`;
   const r = await nodeExec(node, script, {
-    input: readFileSync(image),
+    input,
     timeoutMs: 180_000,
     env: {
       NODE_NAME: node.name,
@@ -58,6 +67,12 @@ export async function plantScenario(name: ScenarioName, node: SandboxNode, state
   });
   if (r.code !== 0) {
     const why = r.stderr.trim().split('\n').slice(-4).join(' | ');
-    throw new Error(`${node.name}: planting scenario ${name} failed (exit ${r.code}): ${why}`);
+    throw new Error(`${node.name}: ${what} failed (exit ${r.code}): ${why}`);
   }
+  return r.stdout;
+}
+
+export async function plantScenario(name: ScenarioName, node: SandboxNode, state: SandboxState, dir: string): Promise<void> {
+  const body = readFileSync(join(here, `${name}.sh`), 'utf8');
+  await runNodeScript(node, state, `planting scenario ${name}`, body, readFileSync(files(dir).image));
 }
