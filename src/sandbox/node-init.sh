@@ -125,8 +125,8 @@ if [ "$NODE_INIT" = systemd ]; then
   exec setpriv $drop -- env -i container=lxc PATH=/usr/sbin:/usr/bin:/sbin:/bin /lib/systemd/systemd
 fi
 # Without systemd: tini reaps orphans (a killed shim's container lands here),
-# sshd and containerd run as plain processes.
+# sshd and containerd run as plain processes, children of tini (hence the subshell).
 exec setpriv $drop -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin /usr/bin/tini -s -- /bin/sh -c '
   /usr/sbin/sshd -E /var/log/sshd.log
-  setsid /usr/bin/containerd </dev/null >/var/log/containerd.log 2>&1 &
+  (setsid /usr/bin/containerd </dev/null >/var/log/containerd.log 2>&1 &)
   exec sleep infinity'

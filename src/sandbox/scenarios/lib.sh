@@ -13,6 +13,7 @@ IMAGE=registry.k8s.io/busybox:sandbox
 PIDS=/run/decom-sandbox
 mkdir -p "$PIDS" /var/log
 
+running() { s=$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null) && [ "$s" != Z ]; } # zombies do not count
 has_role() { case ",$ROLES," in *",$1,"*) return 0 ;; esac; return 1; }
 uuid() { cat /proc/sys/kernel/random/uuid; }
 hex() { uuid | tr -d - | cut -c1-"$1"; }
@@ -57,7 +58,10 @@ svc_stop() { # name: as a reset would, without killing what KillMode=process lea
   else
     pid=$(cat "$PIDS/$1.pid" 2>/dev/null || true)
   fi
-  [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
+  if [ -n "$pid" ] && kill "$pid" 2>/dev/null; then
+    n=100  # like systemctl stop: return once it is gone, or a dying kubelet still acts
+    while running "$pid" && [ "$n" -gt 0 ]; do n=$((n - 1)); sleep 0.1; done
+  fi
   rm -f "$PIDS/$1.pid"
 }
 

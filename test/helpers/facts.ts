@@ -1,0 +1,75 @@
+import { ssh } from './sandbox.js';
+
+/**
+ * Kernel and runtime views of one node, gathered in one SSH round trip: the
+ * evidence the scenario tests assert on. Each section is raw command output.
+ */
+const SECTIONS: Record<string, string> = {
+  listen: 'ss -Hltnp',
+  netns: 'ip netns list | cut -d" " -f1',
+  links: "ip -o link | awk -F': ' '{print $2}' | sed 's/@.*//'",
+  cni0Ports: 'ip -o link show master cni0 2>/dev/null | awk -F": " "{print \\$2}" | sed "s/@.*//"',
+  mountinfo: 'cat /proc/self/mountinfo',
+  iptNft: 'iptables-save 2>/dev/null',
+  iptLegacy: 'iptables-legacy-save 2>/dev/null',
+  nftTables: 'nft list tables',
+  k8sContainers: 'ctr -n k8s.io containers ls -q 2>/dev/null',
+  k8sTasks: 'ctr -n k8s.io tasks ls 2>/dev/null | tail -n +2',
+  defaultTasks: 'ctr -n default tasks ls 2>/dev/null | tail -n +2',
+  dockerNames: 'docker ps --format "{{.Names}}" 2>/dev/null',
+  shims: 'pgrep -f "^/usr/bin/containerd-shim" || true',
+  containerd: 'pgrep -x containerd || true',
+  kubeletActive: 'systemctl is-active kubelet 2>/dev/null; true',
+  kubeletEnabled: 'systemctl is-enabled kubelet 2>/dev/null; true',
+  kubeletProc: 'pgrep -f "^/usr/bin/node .*/dist/sandbox/kubelet\\.js" || true',
+  manifests: 'ls /etc/kubernetes/manifests 2>/dev/null',
+  files: 'for f in /etc/kubernetes/admin.conf /etc/kubernetes/kubelet.conf /etc/kubernetes/pki/ca.crt /var/lib/kubelet/config.yaml /var/lib/kubelet/pki/kubelet-client-current.pem /etc/cni/net.d/10-flannel.conflist /var/lib/etcd/member/wal /etc/systemd/system/kubelet.service /etc/app/app.conf; do [ -e "$f" ] && echo "$f"; done; true',
+  leases: 'for f in /var/lib/cni/networks/cbr0/10.*; do [ -e "$f" ] && echo "$f $(head -1 "$f")"; done; true',
+  podDirs: 'ls /var/lib/kubelet/pods 2>/dev/null',
+  userData: 'cat /srv/appdata/important.db 2>/dev/null',
+};
+
+export type Facts = Record<keyof typeof SECTIONS, string>;
+
+export function facts(node: string): Facts {
+  const script = Object.entries(SECTIONS)
+    .map(([k, cmd]) => `echo '### ${k}'; { ${cmd}; } 2>/dev/null`)
+    .join('\n');
+  const out = ssh(node, script);
+  const f = {} as Record<string, string>;
+  let cur = '';
+  for (const line of out.split('\n')) {
+    const m = /^### (\w+)$/.exec(line);
+    if (m) f[(cur = m[1] as string)] = '';
+    else if (cur) f[cur] += `${line}\n`;
+  }
+  return f as Facts;
+}
+
+export const lines = (s: string): string[] => s.split('\n').map((l) => l.trim()).filter(Boolean);
+
+/** port -> the PID holding it, from `ss -p`. */
+export function holders(listen: string): Map<number, number> {
+  const m = new Map<number, number>();
+  for (const l of lines(listen)) {
+    const local = l.split(/\s+/)[3] ?? '';
+    const pid = /pid=(\d+)/.exec(l)?.[1];
+    if (pid) m.set(Number(local.slice(local.lastIndexOf(':') + 1)), Number(pid));
+  }
+  return m;
+}
+
+export const mounts = (mountinfo: string): string[] =>
+  lines(mountinfo).map((l) => (l.split(' ')[4] ?? '').replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8))));
+
+/** The command lines of a process's ancestors on the node, parent first, up to PID 1. */
+export function ancestors(node: string, pid: number): string[] {
+  const out = ssh(
+    node,
+    `p=${pid}; while [ "$p" -gt 1 ]; do p=$(awk '{print $4}' /proc/$p/stat); tr '\\0' ' ' < /proc/$p/cmdline; echo; done`,
+  );
+  return lines(out);
+}
+export const parentCmdline = (node: string, pid: number): string => ancestors(node, pid)[0] ?? '';
+/** The shim a container process runs under, if any (a daemonized child sits below the container's init). */
+export const shimOf = (node: string, pid: number): string | undefined => ancestors(node, pid).find((c) => c.includes('containerd-shim'));

@@ -1,0 +1,82 @@
+import { existsSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { decom, STATE_DIR } from './helpers/sandbox.js';
+
+// Bad input costs one clear line and exit 2, and builds nothing.
+const nothingBuilt = () => {
+  expect(existsSync(STATE_DIR)).toBe(false);
+  expect(execFileSync('ip', ['-o', 'link'], { encoding: 'utf8' })).not.toContain('decom-sb');
+};
+
+const oneLine = (stderr: string) => {
+  const lines = stderr.trim().split('\n');
+  expect(lines[0]).toMatch(/^(decom: |error: )/);
+  expect(stderr).not.toMatch(/\n\s+at /); // no stack trace
+  return lines[0];
+};
+
+describe('decom sandbox up: bad input', () => {
+  it('rejects an unknown scenario, naming the known ones', () => {
+    const r = decom(['sandbox', 'up', '--scenario', 'kubespray-leftover']);
+    expect(r.code).toBe(2);
+    expect(oneLine(r.stderr)).toBe(
+      'decom: unknown scenario "kubespray-leftover"; known: kubespray-leftovers, orphaned-shims, docker-runtime, force-deleted-pods, clean',
+    );
+    nothingBuilt();
+  });
+
+  it('rejects --nodes 0 and a non-number', () => {
+    for (const [v, msg] of [
+      ['0', 'decom: --nodes must be a whole number from 1 to 200, got 0'],
+      ['three', 'decom: --nodes takes a whole number, got "three"'],
+    ] as const) {
+      const r = decom(['sandbox', 'up', '--nodes', v]);
+      expect(r.code).toBe(2);
+      expect(oneLine(r.stderr)).toBe(msg);
+    }
+    nothingBuilt();
+  });
+
+  it('rejects more control planes than nodes, and an unknown init', () => {
+    const r = decom(['sandbox', 'up', '--nodes', '2', '--control-planes', '3']);
+    expect(r.code).toBe(2);
+    expect(oneLine(r.stderr)).toBe('decom: --control-planes must be from 1 to --nodes (2), got 3');
+    const i = decom(['sandbox', 'up', '--init', 'openrc']);
+    expect(i.code).toBe(2);
+    expect(oneLine(i.stderr)).toContain("argument 'openrc' is invalid");
+    nothingBuilt();
+  });
+
+  it('says so when not root', () => {
+    const r = decom(['sandbox', 'up'], { wrap: ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'] });
+    expect(r.code).toBe(2);
+    expect(oneLine(r.stderr)).toBe(
+      'decom: decom sandbox up needs root: it creates namespaces, links, mounts and cgroups (run it with sudo)',
+    );
+    nothingBuilt();
+  });
+
+  it('names the missing Debian packages', () => {
+    // Hide runc and dockerd in a private mount namespace: /dev/null is not executable.
+    const hide = 'mount --bind /dev/null /usr/sbin/runc && mount --bind /dev/null /usr/sbin/dockerd && exec "$@"';
+    const r = decom(['sandbox', 'up', '--scenario', 'docker-runtime'], { wrap: ['unshare', '-m', '--propagation', 'private', 'sh', '-c', hide, 'sh'] });
+    expect(r.code).toBe(2);
+    expect(oneLine(r.stderr)).toBe('decom: missing Debian packages: docker.io runc (apt-get install -y docker.io runc)');
+    nothingBuilt();
+  });
+
+  it('answers --help fast and without loading the sandbox', () => {
+    const t0 = performance.now();
+    const r = decom(['--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('sandbox');
+    expect(performance.now() - t0).toBeLessThan(3000); // a sanity bound, not a benchmark
+  });
+
+  it('ssh to a sandbox that is not up is an input error', () => {
+    const r = decom(['sandbox', 'ssh', 'node1', 'true']);
+    expect(r.code).toBe(2);
+    expect(oneLine(r.stderr)).toBe(`decom: no sandbox is up (${STATE_DIR})`);
+  });
+});
