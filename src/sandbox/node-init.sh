@@ -54,8 +54,10 @@ for d in null zero full random urandom tty; do
   : > "$R/dev/$d"
   mount --bind "/dev/$d" "$R/dev/$d"
 done
+# The console is the node's console.log on the host: what systemd says at boot
+# (and why it died, if it did) stays readable there.
 : > "$R/dev/console"
-mount --bind /dev/null "$R/dev/console"
+mount --bind "$NODE_FILES/console.log" "$R/dev/console"
 mkdir -p "$R/dev/pts" "$R/dev/shm" "$R/dev/mqueue"
 mount -t devpts -o newinstance,ptmxmode=0666,mode=0620,gid=5 devpts "$R/dev/pts"
 ln -s pts/ptmx "$R/dev/ptmx"

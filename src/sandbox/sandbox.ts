@@ -27,6 +27,8 @@ export interface SandboxState {
   scenario: ScenarioName | null;
   etcd: boolean;
   nodes: SandboxNode[];
+  /** Host sysctls `up` raised, with the values `down` puts back. */
+  hostSysctls?: Record<string, string>;
 }
 
 export interface UpOptions {
@@ -153,6 +155,8 @@ export async function up(o: UpOptions): Promise<SandboxState> {
   };
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
+    state.hostSysctls = raiseInotifyInstances(o);
+    writeFileSync(f.state, JSON.stringify(state, null, 2));
     await runOk('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'decom-sandbox', '-f', f.key]);
     const authorizedKey = readFileSync(`${f.key}.pub`, 'utf8');
     await ensureHostNetwork();
@@ -188,6 +192,21 @@ export async function up(o: UpOptions): Promise<SandboxState> {
     await down().catch(() => {});
     throw e;
   }
+}
+
+/**
+ * systemd, journald and dbus each hold inotify instances, and every node shares the
+ * host's per-user limit (128 by default: about 25 systemd nodes). Raised for the
+ * sandbox's life and put back by `down`.
+ */
+const INOTIFY = '/proc/sys/fs/inotify/max_user_instances';
+function raiseInotifyInstances(o: UpOptions): Record<string, string> {
+  if (o.init !== 'systemd') return {};
+  const current = readFileSync(INOTIFY, 'utf8').trim();
+  const needed = 128 + 8 * o.nodes;
+  if (Number(current) >= needed) return {};
+  writeFileSync(INOTIFY, String(needed));
+  return { [INOTIFY]: current };
 }
 
 /** Every cgroup dir of the sandbox, deepest first, in every hierarchy. */
@@ -252,6 +271,7 @@ export async function down(): Promise<{ nodes: number }> {
     await runOk('ip', ['link', 'del', HOST_LINK]);
   }
   if ((await run('ip', ['link', 'show', BRIDGE])).code === 0) await runOk('ip', ['link', 'del', BRIDGE]);
+  for (const [path, value] of Object.entries(state?.hostSysctls ?? {})) writeFileSync(path, value);
   rmSync(dir, { recursive: true, force: true });
   try {
     rmdirSync(dirname(dir)); // /run/decom, when the sandbox was all it held

@@ -102,5 +102,6 @@ export function hostSnapshot() {
     neighbours: sh("ip neigh show | grep '^198\\.18\\.' || true"),
     processes: procs,
     stateDir: existsSync('/run/decom'),
+    inotifyInstances: readFileSync('/proc/sys/fs/inotify/max_user_instances', 'utf8').trim(),
   };
 }
