@@ -31,6 +31,8 @@ interface StaticPod {
   command: string[];
 }
 
+process.title = 'kubelet'; // seen as the kubelet by ps, pgrep -x and /proc/PID/comm, like the real one
+
 const log = (msg: string): void => {
   process.stdout.write(`kubelet-standin: ${msg}\n`);
 };

@@ -20,7 +20,7 @@ const SECTIONS: Record<string, string> = {
   containerd: 'pgrep -x containerd || true',
   kubeletActive: 'systemctl is-active kubelet 2>/dev/null; true',
   kubeletEnabled: 'systemctl is-enabled kubelet 2>/dev/null; true',
-  kubeletProc: 'pgrep -f "^/usr/bin/node .*/dist/sandbox/kubelet\\.js" || true',
+  kubeletProc: 'pgrep -x kubelet || true',
   manifests: 'ls /etc/kubernetes/manifests 2>/dev/null',
   files: 'for f in /etc/kubernetes/admin.conf /etc/kubernetes/kubelet.conf /etc/kubernetes/pki/ca.crt /var/lib/kubelet/config.yaml /var/lib/kubelet/pki/kubelet-client-current.pem /etc/cni/net.d/10-flannel.conflist /var/lib/etcd/member/wal /etc/systemd/system/kubelet.service /etc/app/app.conf; do [ -e "$f" ] && echo "$f"; done; true',
   leases: 'for f in /var/lib/cni/networks/cbr0/10.*; do [ -e "$f" ] && echo "$f $(head -1 "$f")"; done; true',
