@@ -1,0 +1,55 @@
+import { randomBytes } from 'node:crypto';
+import type { Transport } from '../transport/types.js';
+import { TransportError } from '../transport/types.js';
+import { probeScript } from './script.js';
+import {
+  parseCgroups, parseCrictl, parseCtr, parseDocker, parseIpvs, parseIptablesSave, parseLinks, parseMeta,
+  parseMountinfo, parseNetns, parseNftTables, parsePaths, parsePs, parseSs, parseSystemctlShow, splitSections,
+} from './parse.js';
+import type { NodeState } from './state.js';
+
+export type { NodeState } from './state.js';
+
+/** Turns one probe run's output into a NodeState. Pure: tested on recorded output. */
+export function parseProbe(out: string, nonce: string): NodeState {
+  const s = splitSections(out, nonce);
+  const get = (name: string) => s.get(name) ?? '';
+  const meta = parseMeta(get('meta'));
+  const crictl = meta.tools.has('crictl') && get('crictl-pods').trim() !== '';
+  return {
+    ...meta,
+    paths: parsePaths(get('paths')),
+    processes: parsePs(get('ps')),
+    k8sCgroups: parseCgroups(get('cgroups')),
+    listeners: parseSs(get('listen')),
+    mounts: parseMountinfo(get('mountinfo')),
+    netns: parseNetns(get('netns')),
+    links: parseLinks(get('links')),
+    iptables: [
+      ...parseIptablesSave(get('iptables-nft'), 'nft', 4),
+      ...parseIptablesSave(get('ip6tables-nft'), 'nft', 6),
+      ...parseIptablesSave(get('iptables-legacy'), 'legacy', 4),
+      ...parseIptablesSave(get('ip6tables-legacy'), 'legacy', 6),
+    ],
+    nftTables: parseNftTables(get('nft-tables')),
+    ipvs: parseIpvs(get('ipvs')),
+    units: parseSystemctlShow(get('systemd')),
+    containers: [
+      ...(crictl
+        ? parseCrictl(get('crictl-pods'), get('crictl-containers'))
+        : parseCtr(get('ctr-containers'), get('ctr-tasks'), get('cri-annotations'))),
+      ...parseDocker(get('docker')),
+    ],
+  };
+}
+
+/** One exec, one round trip: everything decom needs to know about the node. */
+export async function probeNode(t: Transport, opts: { sudo?: boolean; timeoutSec?: number } = {}): Promise<NodeState> {
+  const nonce = randomBytes(8).toString('hex');
+  const r = await t.exec(probeScript(nonce), { sudo: opts.sudo, timeoutSec: opts.timeoutSec ?? 60 });
+  if (!r.stdout.includes(`@@decom-${nonce} end`)) {
+    const why = r.code === 124 ? 'the probe timed out on the node' : `the probe did not finish (exit ${r.code})`;
+    throw new TransportError(t.host, 'exec', `${why}${r.stderr.trim() ? `: ${r.stderr.trim().split('\n').slice(-1)[0]}` : ''}`);
+  }
+  return parseProbe(r.stdout, nonce);
+}

@@ -1,0 +1,246 @@
+/**
+ * Pure parsers: raw probe output in, typed views out. Each one takes the text a
+ * single command prints and is tested on real output of that command.
+ */
+import type { Container, IptablesTable, Link, Listener, Mount, Proc, Unit } from './state.js';
+import type { StatePathKind } from './script.js';
+
+const lines = (s: string): string[] => s.split('\n').filter((l) => l.trim() !== '');
+const nulls = (s: string): string[] => s.split('\0').filter((x) => x !== '');
+
+/** Splits probe output into sections by the run's nonce marker. */
+export function splitSections(out: string, nonce: string): Map<string, string> {
+  const marker = `\n@@decom-${nonce} `;
+  const sections = new Map<string, string>();
+  const parts = out.split(marker);
+  for (const part of parts.slice(1)) {
+    const nl = part.indexOf('\n');
+    const name = nl < 0 ? part : part.slice(0, nl);
+    sections.set(name, nl < 0 ? '' : part.slice(nl + 1));
+  }
+  return sections;
+}
+
+export function parseMeta(text: string): { hostname: string; machineId: string; pid1: string; uid: number; tools: Set<string> } {
+  const meta = { hostname: '', machineId: '', pid1: '', uid: -1, tools: new Set<string>() };
+  for (const l of lines(text)) {
+    const eq = l.indexOf('=');
+    const k = l.slice(0, eq);
+    const v = l.slice(eq + 1);
+    if (k === 'hostname') meta.hostname = v;
+    else if (k === 'machine_id') meta.machineId = v;
+    else if (k === 'pid1') meta.pid1 = v;
+    else if (k === 'uid') meta.uid = Number(v);
+    else if (k === 'tool') meta.tools.add(v);
+  }
+  return meta;
+}
+
+/** "kind\tpath\0" records: paths may hold any byte but NUL. */
+export function parsePaths(text: string): { kind: StatePathKind; path: string }[] {
+  return nulls(text).map((rec) => {
+    const tab = rec.indexOf('\t');
+    return { kind: rec.slice(0, tab).replace(/^\n/, '') as StatePathKind, path: rec.slice(tab + 1) };
+  });
+}
+
+/** `ps -e -ww -o pid=,ppid=,args=`; the name is argv[0]'s basename (comm is cut to 15 chars). */
+export function parsePs(text: string): Map<number, Proc> {
+  const procs = new Map<number, Proc>();
+  for (const l of lines(text)) {
+    const m = /^\s*(\d+)\s+(\d+)\s(.*)$/.exec(l);
+    if (!m) continue;
+    const args = (m[3] as string).trim();
+    const argv0 = args.startsWith('[') ? args : (args.split(/\s+/)[0] ?? '');
+    const name = argv0.slice(argv0.lastIndexOf('/') + 1);
+    procs.set(Number(m[1]), { pid: Number(m[1]), ppid: Number(m[2]), name, args });
+  }
+  return procs;
+}
+
+/** `grep … /proc/[0-9]*\/cgroup`: "/proc/PID/cgroup:ID:CONTROLLERS:PATH". */
+export function parseCgroups(text: string): Map<number, string> {
+  const m = new Map<number, string>();
+  for (const l of lines(text)) {
+    const r = /^\/proc\/(\d+)\/cgroup:\d+:[^:]*:(.*)$/.exec(l);
+    if (r && !m.has(Number(r[1]))) m.set(Number(r[1]), r[2] as string);
+  }
+  return m;
+}
+
+/** `ss -Hltnp`: local address, port and every process holding the socket. */
+export function parseSs(text: string): Listener[] {
+  const out: Listener[] = [];
+  for (const l of lines(text)) {
+    const cols = l.trim().split(/\s+/);
+    const local = cols[3];
+    if (!local) continue;
+    const colon = local.lastIndexOf(':');
+    const port = Number(local.slice(colon + 1));
+    if (!Number.isInteger(port)) continue;
+    const holders = [...l.matchAll(/\("((?:[^"\\]|\\.)*)",pid=(\d+)/g)].map((h) => ({ name: h[1] as string, pid: Number(h[2]) }));
+    out.push({ addr: local.slice(0, colon), port, holders });
+  }
+  return out;
+}
+
+/** Decodes mountinfo's octal escapes (\040 space, \011 tab, \012 newline, \134 backslash). */
+export const unescapeOctal = (s: string): string =>
+  s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
+
+/** /proc/self/mountinfo: "ID PARENT MAJ:MIN ROOT TARGET OPTS [OPTIONAL…] - FSTYPE SOURCE SUPEROPTS". */
+export function parseMountinfo(text: string): Mount[] {
+  const out: Mount[] = [];
+  for (const l of lines(text)) {
+    const f = l.split(' ');
+    const dash = f.indexOf('-', 6);
+    if (f.length < 10 || dash < 0) continue;
+    out.push({ target: unescapeOctal(f[4] as string), fstype: f[dash + 1] as string, source: unescapeOctal(f[dash + 2] as string) });
+  }
+  return out;
+}
+
+export const parseNetns = (text: string): string[] => nulls(text).map((p) => p.replace(/^\n/, '').replace(/^.*\//, ''));
+
+/** `ip -o link show`: "5: vethabc@if2: <…> mtu 1500 … master cni0 state UP …". */
+export function parseLinks(text: string): Link[] {
+  const out: Link[] = [];
+  for (const l of lines(text)) {
+    const m = /^\d+:\s+([^:@\s]+)(?:@[^:\s]+)?:/.exec(l);
+    if (!m) continue;
+    const master = / master (\S+)/.exec(l)?.[1];
+    out.push(master ? { name: m[1] as string, master } : { name: m[1] as string });
+  }
+  return out;
+}
+
+/** iptables-save output: tables, chains, "-A" rules. */
+export function parseIptablesSave(text: string, backend: 'nft' | 'legacy', family: 4 | 6): IptablesTable[] {
+  const tables: IptablesTable[] = [];
+  let cur: IptablesTable | undefined;
+  for (const l of lines(text)) {
+    if (l.startsWith('#')) continue;
+    if (l.startsWith('*')) tables.push((cur = { backend, family, table: l.slice(1).trim(), chains: [], rules: [] }));
+    else if (cur && l.startsWith(':')) cur.chains.push(l.slice(1).split(' ')[0] as string);
+    else if (cur && l.startsWith('-A ')) cur.rules.push({ chain: l.split(' ')[1] as string, spec: l });
+  }
+  return tables;
+}
+
+/** `nft list tables`: "table ip kube-proxy". */
+export const parseNftTables = (text: string): { family: string; name: string }[] =>
+  lines(text)
+    .map((l) => /^table\s+(\S+)\s+(\S+)/.exec(l.trim()))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => ({ family: m[1] as string, name: m[2] as string }));
+
+/** /proc/net/ip_vs: virtual services ("TCP  0A600001:01BB rr"), addresses in hex. */
+export function parseIpvs(text: string): string[] {
+  const out: string[] = [];
+  for (const l of lines(text)) {
+    const m = /^(TCP|UDP|SCTP)\s+([0-9A-F]+):([0-9A-F]+)/.exec(l);
+    if (!m) continue;
+    const hex = m[2] as string;
+    const addr = hex.length === 8 ? (hex.match(/../g) ?? []).map((b) => parseInt(b, 16)).join('.') : hex;
+    out.push(`${m[1]} ${addr}:${parseInt(m[3] as string, 16)}`);
+  }
+  return out;
+}
+
+/** `systemctl show -p Id,LoadState,ActiveState,UnitFileState u1 u2 …`: blank-line separated blocks. */
+export function parseSystemctlShow(text: string): Map<string, Unit> {
+  const units = new Map<string, Unit>();
+  for (const block of text.split(/\n\s*\n/)) {
+    const kv = Object.fromEntries(lines(block).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+    if (kv.Id) units.set(kv.Id, { id: kv.Id, load: kv.LoadState ?? '', active: kv.ActiveState ?? '', fileState: kv.UnitFileState ?? '' });
+  }
+  return units;
+}
+
+interface CrictlPod {
+  id: string;
+  metadata?: { name?: string; namespace?: string; uid?: string };
+  state?: string;
+}
+interface CrictlContainer {
+  id: string;
+  podSandboxId?: string;
+  metadata?: { name?: string };
+  state?: string;
+  labels?: Record<string, string>;
+}
+
+const json = <T>(text: string): T | undefined => {
+  try {
+    return text.trim() ? (JSON.parse(text) as T) : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+/** `crictl pods -o json` and `crictl ps -a -o json` (the CRI's protobuf JSON). */
+export function parseCrictl(podsJson: string, containersJson: string): Container[] {
+  const pods = json<{ items?: CrictlPod[] }>(podsJson)?.items ?? [];
+  const containers = json<{ containers?: CrictlContainer[] }>(containersJson)?.containers ?? [];
+  const podName = new Map(pods.map((p) => [p.id, `${p.metadata?.namespace ?? '?'}/${p.metadata?.name ?? '?'}`]));
+  return [
+    ...pods.map((p): Container => ({ id: p.id, runtime: 'containerd', kind: 'sandbox', pod: podName.get(p.id), state: p.state })),
+    ...containers.map(
+      (c): Container => ({
+        id: c.id,
+        runtime: 'containerd',
+        kind: 'container',
+        name: c.metadata?.name,
+        pod:
+          podName.get(c.podSandboxId ?? '') ??
+          (c.labels?.['io.kubernetes.pod.name'] ? `${c.labels['io.kubernetes.pod.namespace'] ?? '?'}/${c.labels['io.kubernetes.pod.name']}` : undefined),
+        state: c.state,
+      }),
+    ),
+  ];
+}
+
+/**
+ * Without crictl: ids from `ctr -n k8s.io containers ls -q`, PIDs from `ctr tasks ls`,
+ * and kind and pod from the CRI annotations in each task's OCI bundle (which outlive
+ * containerd). A task bundle with no container record is still reported.
+ */
+export function parseCtr(idsText: string, tasksText: string, annotationsText: string): Container[] {
+  const tasks = new Map<string, { pid: number; status: string }>();
+  for (const l of lines(tasksText).slice(1)) {
+    const [id, pid, status] = l.trim().split(/\s+/);
+    if (id && pid) tasks.set(id, { pid: Number(pid), status: status ?? '' });
+  }
+  const notes = new Map<string, Record<string, string>>();
+  for (const l of lines(annotationsText)) {
+    const m = /\/k8s\.io\/([^/]+)\/config\.json:"io\.kubernetes\.cri\.([a-z-]+)":"([^"]*)"$/.exec(l);
+    if (!m) continue;
+    const a = notes.get(m[1] as string) ?? {};
+    a[m[2] as string] = m[3] as string;
+    notes.set(m[1] as string, a);
+  }
+  const ids = new Set([...lines(idsText).map((l) => l.trim()), ...notes.keys()]);
+  return [...ids].map((id): Container => {
+    const a = notes.get(id) ?? {};
+    const t = tasks.get(id);
+    const kind = a['container-type'] === 'sandbox' ? 'sandbox' : a['container-type'] === 'container' ? 'container' : 'unknown';
+    const c: Container = { id, runtime: 'containerd', kind };
+    if (a['sandbox-name']) c.pod = `${a['sandbox-namespace'] ?? '?'}/${a['sandbox-name']}`;
+    if (a['container-name']) c.name = a['container-name'];
+    if (t) (c.pid = t.pid), (c.state = t.status);
+    else c.state = notes.has(id) ? 'task bundle left (containerd does not answer)' : 'no task';
+    return c;
+  });
+}
+
+/** `docker ps -a --filter name=^k8s_ --format '{{.ID}}\t{{.Names}}\t{{.State}}'` (cri-dockerd naming). */
+export function parseDocker(text: string): Container[] {
+  return lines(text).map((l): Container => {
+    const [id = '', name = '', state = ''] = l.split('\t');
+    // k8s_<container>_<pod>_<namespace>_<uid>_<attempt>; the sandbox's container is "POD".
+    const parts = name.split('_');
+    const c: Container = { id, runtime: 'docker', kind: parts[1] === 'POD' ? 'sandbox' : 'container', name, state };
+    if (parts.length >= 6) c.pod = `${parts[3]}/${parts[2]}`;
+    return c;
+  });
+}

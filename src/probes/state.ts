@@ -1,0 +1,80 @@
+import type { StatePathKind } from './script.js';
+
+/** A node as one probe saw it: typed views, no judgement (rules live in src/verify). */
+export interface NodeState {
+  hostname: string;
+  machineId: string;
+  /** Name of PID 1: systemd, tini, init… */
+  pid1: string;
+  uid: number;
+  tools: Set<string>;
+  paths: { kind: StatePathKind; path: string }[];
+  processes: Map<number, Proc>;
+  /** pid -> its cgroup path, for processes in a Kubernetes cgroup (kubepods, k8s.io). */
+  k8sCgroups: Map<number, string>;
+  listeners: Listener[];
+  mounts: Mount[];
+  /** Names of the network namespaces in /run/netns. */
+  netns: string[];
+  links: Link[];
+  iptables: IptablesTable[];
+  nftTables: { family: string; name: string }[];
+  /** IPVS virtual services, as "TCP 10.233.0.1:443". */
+  ipvs: string[];
+  /** systemd units by Id (only on systemd nodes). */
+  units: Map<string, Unit>;
+  containers: Container[];
+}
+
+export interface Proc {
+  pid: number;
+  ppid: number;
+  /** basename of argv[0]: "kubelet", "containerd-shim-runc-v2", "[kthreadd]" */
+  name: string;
+  args: string;
+}
+
+export interface Listener {
+  addr: string;
+  port: number;
+  holders: { name: string; pid: number }[];
+}
+
+export interface Mount {
+  target: string;
+  source: string;
+  fstype: string;
+}
+
+export interface Link {
+  name: string;
+  master?: string;
+}
+
+export interface IptablesTable {
+  backend: 'nft' | 'legacy';
+  family: 4 | 6;
+  table: string;
+  chains: string[];
+  /** "-A CHAIN …" lines, as iptables-save prints them. */
+  rules: { chain: string; spec: string }[];
+}
+
+export interface Unit {
+  id: string;
+  load: string;
+  active: string;
+  fileState: string;
+}
+
+export interface Container {
+  id: string;
+  runtime: 'containerd' | 'docker';
+  kind: 'sandbox' | 'container' | 'unknown';
+  /** "namespace/pod" when the runtime knows it. */
+  pod?: string;
+  name?: string;
+  state?: string;
+  /** PID of the task, when it has one. */
+  pid?: number;
+}

@@ -1,0 +1,151 @@
+/**
+ * What counts as Kubernetes residue on a node: NodeState in, findings out. The
+ * same rules are the "check" half of every reset step and of the fleet audit, so
+ * they must never report what is not Kubernetes' (another app's netns, chains,
+ * containers, mounts, files) and never miss what is.
+ */
+import type { NodeState, Proc } from '../probes/state.js';
+
+/** The stable vocabulary of finding kinds (documented in the README). */
+export const KINDS = [
+  'static-pod-manifest',
+  'kubelet-process',
+  'kubelet-service',
+  'runtime-daemon',
+  'pod-sandbox',
+  'container',
+  'shim-process',
+  'orphan-container-process',
+  'listening-port',
+  'mount',
+  'netns',
+  'cni-link',
+  'iptables',
+  'nftables',
+  'ipvs',
+  'cni-config',
+  'cni-state',
+  'kubelet-state',
+  'kubernetes-config',
+  'etcd-data',
+  'node-object',
+] as const;
+export type Kind = (typeof KINDS)[number];
+
+export interface Finding {
+  kind: Kind;
+  /** The object itself: a port, a netns or link name, a mount target, a chain, a path, a container id, a PID. */
+  subject: string;
+  detail: string;
+}
+
+/** Control plane, etcd and kubelet ports; kubespray's local API load balancer listens on 6443 too. */
+export const KUBERNETES_PORTS = new Set([6443, 2379, 2380, 2381, 10248, 10249, 10250, 10251, 10252, 10255, 10256, 10257, 10259]);
+
+/** Mount targets below these are Kubernetes' (the kubelet's dirs, the CRI's, cni-* netns, k3s). */
+const MOUNT_PREFIXES = [
+  '/var/lib/kubelet/',
+  '/run/containerd/io.containerd.runtime.v2.task/k8s.io/',
+  '/run/containerd/io.containerd.grpc.v1.cri/',
+  '/run/netns/cni-',
+  '/var/run/netns/cni-',
+  '/run/k3s/',
+  '/var/lib/rancher/k3s/',
+];
+
+/** CNI and kube-proxy links, by name: a node's own uplink may be a veth, so never by type. */
+const CNI_LINK = /^(cni0|flannel\.1|flannel-v6\.1|flannel\.4096|flannel-wg.*|vxlan\.calico|vxlan-v6\.calico|tunl0|cali.+|cilium_.+|lxc.+|kube-bridge|kube-dummy-if|kube-ipvs0|nodelocaldns|weave|vxlan-v6\.calico)$/;
+
+/** Chains, targets and comments Kubernetes' components write. */
+const K8S_RULE = /(KUBE-|CNI-|cali-|cali:|CILIUM_|flannel|FLANNEL)/;
+
+/** Daemons that exist only for Kubernetes; containerd and dockerd also serve other users. */
+const K8S_ONLY_DAEMONS = new Set(['cri-dockerd', 'crio']);
+
+const SHIM = /^containerd-shim/;
+
+function shimOf(p: Proc, procs: Map<number, Proc>): Proc | undefined {
+  for (let cur = procs.get(p.ppid), hops = 0; cur && hops < 64; cur = procs.get(cur.ppid), hops++) {
+    if (SHIM.test(cur.name)) return cur;
+    if (cur.pid <= 1) return undefined;
+  }
+  return undefined;
+}
+
+const shimNamespace = (args: string) => /\s-namespace\s+(\S+)/.exec(args)?.[1];
+const shimId = (args: string) => /\s-id\s+(\S+)/.exec(args)?.[1];
+
+export function findings(s: NodeState): Finding[] {
+  const out: Finding[] = [];
+  const add = (kind: Kind, subject: string, detail: string) => out.push({ kind, subject, detail });
+  const procs = s.processes;
+
+  for (const { kind, path } of s.paths) {
+    if (kind === 'kubelet-unit') continue; // judged through the unit's state below
+    if (kind === 'kubernetes-config' && path === '/etc/kubernetes/manifests') continue; // its entries are reported one by one
+    add(kind, path, kind === 'static-pod-manifest' ? 'the kubelet runs this pod while the file exists' : 'left on disk');
+  }
+
+  for (const p of procs.values()) {
+    if (p.name === 'kubelet') add('kubelet-process', String(p.pid), p.args);
+    if (K8S_ONLY_DAEMONS.has(p.name)) add('runtime-daemon', p.name, `pid ${p.pid}: ${p.args}`);
+  }
+  const kubelet = s.units.get('kubelet.service');
+  if (kubelet && (kubelet.active === 'active' || kubelet.active === 'activating' || kubelet.fileState === 'enabled')) {
+    add('kubelet-service', 'kubelet.service', `${kubelet.active}, ${kubelet.fileState || 'no unit file state'} (an enabled kubelet comes back and re-registers)`);
+  }
+
+  const dockerK8s = new Set(s.containers.filter((c) => c.runtime === 'docker').map((c) => c.id));
+  for (const c of s.containers) {
+    const where = [c.pod && `pod ${c.pod}`, c.name && `name ${c.name}`, c.state, c.pid && `pid ${c.pid}`].filter(Boolean).join(', ');
+    add(c.kind === 'sandbox' ? 'pod-sandbox' : 'container', c.id, `${c.runtime}${where ? `: ${where}` : ''}`);
+  }
+
+  const k8sShims = new Set<number>();
+  for (const p of procs.values()) {
+    if (!SHIM.test(p.name)) continue;
+    const ns = shimNamespace(p.args);
+    const id = shimId(p.args) ?? '';
+    if (ns === 'k8s.io' || (ns === 'moby' && dockerK8s.has(id))) {
+      k8sShims.add(p.pid);
+      add('shim-process', String(p.pid), `${p.name} -namespace ${ns} -id ${id}`);
+    }
+  }
+
+  // A container process whose shim is gone keeps running (re-parented to PID 1) and
+  // keeps its ports: found by its cgroup, since no runtime knows it any more.
+  for (const [pid, cgroup] of s.k8sCgroups) {
+    const p = procs.get(pid);
+    if (!p || SHIM.test(p.name) || shimOf(p, procs)) continue;
+    add('orphan-container-process', String(pid), `${p.name} in ${cgroup}, no shim above it (parent ${p.ppid})`);
+  }
+
+  for (const l of s.listeners) {
+    if (!KUBERNETES_PORTS.has(l.port)) continue;
+    const who = l.holders.length ? l.holders.map((h) => `${h.name} (pid ${h.pid})`).join(', ') : 'an unknown process (probe not run as root?)';
+    add('listening-port', String(l.port), `${l.addr}:${l.port} held by ${who}`);
+  }
+
+  for (const m of s.mounts) {
+    if (MOUNT_PREFIXES.some((pre) => m.target.startsWith(pre))) add('mount', m.target, `${m.fstype} from ${m.source}`);
+  }
+  for (const n of s.netns) if (n.startsWith('cni-')) add('netns', n, `/run/netns/${n}`);
+  for (const l of s.links) {
+    if (CNI_LINK.test(l.name) || l.master === 'cni0') add('cni-link', l.name, l.master ? `master ${l.master}` : 'CNI device');
+  }
+
+  for (const t of s.iptables) {
+    const where = `${t.backend === 'nft' ? 'iptables-nft' : 'iptables-legacy'}${t.family === 6 ? ' (IPv6)' : ''} table ${t.table}`;
+    for (const chain of t.chains.filter((c) => K8S_RULE.test(c))) {
+      const n = t.rules.filter((r) => r.chain === chain).length;
+      add('iptables', chain, `${where}: chain with ${n} rule${n === 1 ? '' : 's'}`);
+    }
+    for (const r of t.rules) {
+      if (!K8S_RULE.test(r.chain) && K8S_RULE.test(r.spec)) add('iptables', r.chain, `${where}: ${r.spec}`);
+    }
+  }
+  for (const t of s.nftTables) if (t.name === 'kube-proxy') add('nftables', `${t.family} ${t.name}`, "kube-proxy's nftables mode");
+  for (const v of s.ipvs) add('ipvs', v, 'IPVS virtual service (kube-proxy IPVS mode)');
+
+  return out;
+}
