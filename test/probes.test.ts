@@ -1,0 +1,132 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  parseCrictl, parseCtr, parseDocker, parseIpvs, parseIptablesSave, parseLinks, parseMountinfo, parsePs, parseSs,
+  parseSystemctlShow, splitSections,
+} from '../src/probes/parse.js';
+import { findings } from '../src/verify/rules.js';
+import type { NodeState } from '../src/probes/state.js';
+
+const fixture = (f: string) => readFileSync(join(import.meta.dirname, 'fixtures', 'crictl', f), 'utf8');
+
+const emptyState = (): NodeState => ({
+  hostname: 'n', machineId: 'm', pid1: 'systemd', uid: 0, tools: new Set(), paths: [], processes: new Map(),
+  k8sCgroups: new Map(), listeners: [], mounts: [], netns: [], links: [], iptables: [], nftTables: [], ipvs: [],
+  units: new Map(), containers: [],
+});
+
+describe('probe parsers', () => {
+  it("reads crictl's JSON (pods and containers) into sandboxes and containers", () => {
+    const c = parseCrictl(fixture('pods.json'), fixture('containers.json'));
+    expect(c).toEqual([
+      { id: '7c5d52d2e6a13d7a2b4e2f0ec3bd6d7f6c1c5ef3e1ba7d2d03a5b8f0a1c2d3e4', runtime: 'containerd', kind: 'sandbox', pod: 'kube-system/kube-apiserver-node1', state: 'SANDBOX_READY' },
+      { id: 'e0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f', runtime: 'containerd', kind: 'sandbox', pod: 'kube-system/coredns-7c65d6cfc9-x2x4q', state: 'SANDBOX_NOTREADY' },
+      { id: 'a3f9c1d2e3b4a5968778695a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c', runtime: 'containerd', kind: 'container', name: 'kube-apiserver', pod: 'kube-system/kube-apiserver-node1', state: 'CONTAINER_RUNNING' },
+      { id: 'b1c2d3e4f5a60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90', runtime: 'containerd', kind: 'container', name: 'coredns', pod: 'kube-system/coredns-7c65d6cfc9-x2x4q', state: 'CONTAINER_EXITED' },
+    ]);
+    expect(parseCrictl('', '')).toEqual([]);
+    expect(parseCrictl('not json', '{')).toEqual([]);
+  });
+
+  it('reads ctr ids, tasks and CRI annotations, including bundles containerd no longer answers for', () => {
+    const ann = [
+      '/run/containerd/io.containerd.runtime.v2.task/k8s.io/aaa/config.json:"io.kubernetes.cri.container-type":"sandbox"',
+      '/run/containerd/io.containerd.runtime.v2.task/k8s.io/aaa/config.json:"io.kubernetes.cri.sandbox-name":"etcd-node1"',
+      '/run/containerd/io.containerd.runtime.v2.task/k8s.io/aaa/config.json:"io.kubernetes.cri.sandbox-namespace":"kube-system"',
+      '/run/containerd/io.containerd.runtime.v2.task/k8s.io/bbb/config.json:"io.kubernetes.cri.container-type":"container"',
+      '/run/containerd/io.containerd.runtime.v2.task/k8s.io/bbb/config.json:"io.kubernetes.cri.container-name":"etcd"',
+    ].join('\n');
+    const tasks = 'TASK    PID     STATUS\naaa     120     RUNNING\n';
+    expect(parseCtr('aaa\nccc\n', tasks, ann)).toEqual([
+      { id: 'aaa', runtime: 'containerd', kind: 'sandbox', pod: 'kube-system/etcd-node1', pid: 120, state: 'RUNNING' },
+      { id: 'ccc', runtime: 'containerd', kind: 'unknown', state: 'no task' },
+      { id: 'bbb', runtime: 'containerd', kind: 'container', name: 'etcd', state: 'task bundle left (containerd does not answer)' },
+    ]);
+  });
+
+  it("reads cri-dockerd's k8s_ Docker names", () => {
+    expect(parseDocker('abc\tk8s_POD_kube-proxy-x1_kube-system_0a-1b_0\trunning\ndef\tk8s_kube-proxy_kube-proxy-x1_kube-system_0a-1b_0\texited\n')).toEqual([
+      { id: 'abc', runtime: 'docker', kind: 'sandbox', name: 'k8s_POD_kube-proxy-x1_kube-system_0a-1b_0', state: 'running', pod: 'kube-system/kube-proxy-x1' },
+      { id: 'def', runtime: 'docker', kind: 'container', name: 'k8s_kube-proxy_kube-proxy-x1_kube-system_0a-1b_0', state: 'exited', pod: 'kube-system/kube-proxy-x1' },
+    ]);
+  });
+
+  it('decodes mountinfo octal escapes (space, tab, newline, backslash) in targets and sources', () => {
+    const text = [
+      '36 35 98:0 / /var/lib/kubelet/pods/u/volumes/kubernetes.io~empty-dir/my\\040data\\012line rw,relatime shared:1 - tmpfs tmp\\011fs rw',
+      '37 35 0:40 / /back\\134slash rw - tmpfs tmpfs rw',
+    ].join('\n');
+    expect(parseMountinfo(text)).toEqual([
+      { target: '/var/lib/kubelet/pods/u/volumes/kubernetes.io~empty-dir/my data\nline', fstype: 'tmpfs', source: 'tmp\tfs' },
+      { target: '/back\\slash', fstype: 'tmpfs', source: 'tmpfs' },
+    ]);
+  });
+
+  it('reads ss listeners with every holder, IPv4, IPv6 and wildcard', () => {
+    const text = [
+      'LISTEN 0      4096         *:6443        *:* users:(("httpd",pid=1117,fd=3))',
+      'LISTEN 0      128       [::]:22       [::]:* users:(("sshd",pid=158,fd=4),("sshd",pid=200,fd=4))',
+      'LISTEN 0      9    198.18.0.11:2380 0.0.0.0:*',
+    ].join('\n');
+    expect(parseSs(text)).toEqual([
+      { addr: '*', port: 6443, holders: [{ name: 'httpd', pid: 1117 }] },
+      { addr: '[::]', port: 22, holders: [{ name: 'sshd', pid: 158 }, { name: 'sshd', pid: 200 }] },
+      { addr: '198.18.0.11', port: 2380, holders: [] },
+    ]);
+  });
+
+  it('names processes by argv[0], not by the 15-character comm', () => {
+    const p = parsePs('  1 0 /lib/systemd/systemd\n 284 1 /usr/bin/containerd-shim-runc-v2 -namespace k8s.io -id abc -address /run/containerd/containerd.sock\n   2 0 [kthreadd]\n');
+    expect([...p.values()].map((x) => x.name)).toEqual(['systemd', 'containerd-shim-runc-v2', '[kthreadd]']);
+  });
+
+  it('reads ip -o link, iptables-save, /proc/net/ip_vs and systemctl show', () => {
+    expect(parseLinks('5: vethec53bb8d@if2: <BROADCAST,MULTICAST,UP> mtu 1500 qdisc noqueue master cni0 state UP mode DEFAULT\n7: flannel.1: <BROADCAST> mtu 1450\n')).toEqual([
+      { name: 'vethec53bb8d', master: 'cni0' },
+      { name: 'flannel.1' },
+    ]);
+    const t = parseIptablesSave('# Generated\n*nat\n:PREROUTING ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n-A PREROUTING -j KUBE-SERVICES\nCOMMIT\n', 'legacy', 4);
+    expect(t).toEqual([{ backend: 'legacy', family: 4, table: 'nat', chains: ['PREROUTING', 'KUBE-SERVICES'], rules: [{ chain: 'PREROUTING', spec: '-A PREROUTING -j KUBE-SERVICES' }] }]);
+    expect(parseIpvs('IP Virtual Server version 1.2.1 (size=4096)\nProt LocalAddress:Port Scheduler Flags\n  -> RemoteAddress:Port Forward Weight ActiveConn InActConn\nTCP  0AE90001:01BB rr\n  -> C0A80001:192B      Masq    1      0          0\n')).toEqual(['TCP 10.233.0.1:443']);
+    const u = parseSystemctlShow('Id=kubelet.service\nLoadState=loaded\nActiveState=active\nUnitFileState=enabled\n\nId=etcd.service\nLoadState=not-found\nActiveState=inactive\nUnitFileState=\n');
+    expect(u.get('kubelet.service')).toEqual({ id: 'kubelet.service', load: 'loaded', active: 'active', fileState: 'enabled' });
+    expect(u.get('etcd.service')?.load).toBe('not-found');
+  });
+
+  it('keeps sections apart by the nonce, so output cannot forge one', () => {
+    const out = '\n@@decom-n1 paths\nkubelet-state\t/var/lib/kubelet/x\n@@decom-evil netns\0\n@@decom-n1 netns\n/run/netns/cni-1\0\n@@decom-n1 end\n';
+    const s = splitSections(out, 'n1');
+    expect([...s.keys()]).toEqual(['paths', 'netns', 'end']);
+    expect(s.get('paths')).toContain('@@decom-evil');
+  });
+});
+
+describe('residue rules', () => {
+  it('reports a container process whose shim is gone, but not one under a shim', () => {
+    const s = emptyState();
+    s.processes = parsePs(
+      ['1 0 /lib/systemd/systemd', '50 1 /usr/bin/containerd-shim-runc-v2 -namespace k8s.io -id abc -address /run/x', '60 50 /bin/httpd -f -p 2379', '70 1 /bin/httpd -f -p 6443', '80 1 /usr/bin/containerd-shim-runc-v2 -namespace default -id app -address /run/x'].join('\n'),
+    );
+    s.k8sCgroups = new Map([
+      [60, '/kubepods/besteffort/podA/abc'],
+      [70, '/kubepods/besteffort/podB/def'],
+    ]);
+    expect(findings(s)).toEqual([
+      { kind: 'shim-process', subject: '50', detail: 'containerd-shim-runc-v2 -namespace k8s.io -id abc' },
+      { kind: 'orphan-container-process', subject: '70', detail: 'httpd in /kubepods/besteffort/podB/def, no shim above it (parent 1)' },
+    ]);
+  });
+
+  it("never reports another application's chains, netns, links, ports or mounts", () => {
+    const s = emptyState();
+    s.iptables = parseIptablesSave('*filter\n:INPUT ACCEPT [0:0]\n:APP-FIREWALL - [0:0]\n-A INPUT -m comment --comment "app: firewall" -j APP-FIREWALL\n-A APP-FIREWALL -p tcp --dport 8080 -j ACCEPT\nCOMMIT\n', 'nft', 4);
+    s.netns = ['app-vpn'];
+    s.links = [{ name: 'app-veth0' }, { name: 'eth0' }, { name: 'docker0' }, { name: 'veth1234', master: 'docker0' }];
+    s.listeners = [{ addr: '*', port: 8081, holders: [{ name: 'httpd', pid: 9 }] }];
+    s.mounts = [{ target: '/srv/appdata', fstype: 'tmpfs', source: 'app-data' }, { target: '/run/containerd/io.containerd.runtime.v2.task/default/app-cache/rootfs', fstype: 'overlay', source: 'overlay' }, { target: '/run/netns/app-vpn', fstype: 'nsfs', source: 'nsfs' }];
+    s.nftTables = [{ family: 'inet', name: 'app-filter' }];
+    s.units = new Map([['kubelet.service', { id: 'kubelet.service', load: 'loaded', active: 'inactive', fileState: 'disabled' }]]);
+    expect(findings(s)).toEqual([]);
+  });
+});
