@@ -12,6 +12,26 @@ const program = new Command('decom')
     process.exit(err.exitCode === 0 ? 0 : 2);
   });
 
+program
+  .command('verify')
+  .description('pre-rejoin gate: report every piece of Kubernetes residue on the hosts; exit 0 only if nothing is left')
+  .argument('<inventory>', "decom's inventory, or kubespray's/Ansible's hosts.yaml or INI")
+  .argument('[targets...]', 'host names, group names, or "all"')
+  .option('--limit <pattern>', 'narrow the targets, as Ansible --limit (a,b  !host  &group)')
+  .addOption(new Option('--output <format>', 'output format').choices(['text', 'json'] as const).default('text' as const))
+  .addOption(new Option('--connection <how>', 'ssh to each host, or run the probe on this machine').choices(['ssh', 'local'] as const).default('ssh' as const))
+  .option('--known-hosts <file>', 'known_hosts file to check host keys against (instead of the inventory\'s or ~/.ssh/known_hosts)')
+  .option('--accept-new-host-keys', 'record the key of a host seen for the first time (a changed key is always refused)', false)
+  .option('--kubeconfig <file>', 'also report a Node object still registered (default: $KUBECONFIG, ~/.kube/config)')
+  .addHelpText(
+    'after',
+    '\nExit codes: 0 every host clean, 1 residue found, 2 bad input, 3 a host could not be checked.',
+  )
+  .action(async (inventory, targets, o) => {
+    const { verifyCommand } = await import('./verify/cli.js');
+    process.exitCode = await verifyCommand(inventory, targets, o);
+  });
+
 const sandbox = program
   .command('sandbox')
   .description('a cluster of real namespaced nodes on this machine, to watch decom work and try playbooks safely');

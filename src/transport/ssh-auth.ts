@@ -1,0 +1,104 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import ssh2, { type AnyAuthMethod, type AuthHandlerMiddleware, type ParsedKey } from 'ssh2';
+import { TransportError, type SshTarget } from './types.js';
+
+// ssh2 is CommonJS: Node's ESM loader cannot see `utils` as a named export.
+const { utils } = ssh2;
+
+/**
+ * Which keys decom offers, in order, like `ssh`: the inventory's key file, then
+ * the ssh-agent, then (only when no key file is set) ~/.ssh/id_ed25519, id_ecdsa,
+ * id_rsa. Messages name key files and the agent socket, never key material.
+ */
+
+const DEFAULT_KEYS = ['id_ed25519', 'id_ecdsa', 'id_rsa'];
+
+export interface Credential {
+  /** For messages: a key path, or "ssh-agent (socket)". */
+  label: string;
+  method: (user: string) => AnyAuthMethod;
+}
+
+export interface Credentials {
+  offered: Credential[];
+  /** Default keys found but not usable, with why (e.g. encrypted). */
+  skipped: string[];
+}
+
+export const expandHome = (p: string): string => (p === '~' || p.startsWith('~/') ? join(homedir(), p.slice(1)) : p);
+
+function parsePrivateKey(data: Buffer, passphrase: string | undefined): ParsedKey | Error {
+  const parsed = utils.parseKey(data, passphrase);
+  if (parsed instanceof Error) return parsed;
+  const key = Array.isArray(parsed) ? (parsed[0] as ParsedKey | undefined) : parsed;
+  if (!key || !key.isPrivateKey()) return new Error('not a private key');
+  return key;
+}
+
+function keyCredential(label: string, key: ParsedKey): Credential {
+  return { label, method: (username) => ({ type: 'publickey', username, key }) };
+}
+
+/** Loads the keys to offer. A bad explicit key file is an `auth` error right away. */
+export function loadCredentials(target: SshTarget): Credentials {
+  const offered: Credential[] = [];
+  const skipped: string[] = [];
+  if (target.privateKeyFile) {
+    const file = expandHome(target.privateKeyFile);
+    let data: Buffer;
+    try {
+      data = readFileSync(file);
+    } catch (e) {
+      throw new TransportError(target.name, 'auth', `cannot read private key ${file}: ${(e as NodeJS.ErrnoException).code ?? e}`);
+    }
+    const key = parsePrivateKey(data, target.passphrase);
+    if (key instanceof Error) throw new TransportError(target.name, 'auth', `cannot use private key ${file}: ${key.message}`);
+    offered.push(keyCredential(file, key));
+  }
+  const agent = process.env.SSH_AUTH_SOCK;
+  if (agent) offered.push({ label: `ssh-agent (${agent})`, method: (username) => ({ type: 'agent', username, agent }) });
+  if (!target.privateKeyFile) {
+    for (const name of DEFAULT_KEYS) {
+      const file = join(homedir(), '.ssh', name);
+      if (!existsSync(file)) continue;
+      const key = parsePrivateKey(readFileSync(file), target.passphrase);
+      if (key instanceof Error) skipped.push(`${file} (${key.message})`);
+      else offered.push(keyCredential(file, key));
+    }
+  }
+  if (offered.length === 0) {
+    const why = skipped.length ? `; unusable: ${skipped.join(', ')}` : '';
+    throw new TransportError(
+      target.name,
+      'auth',
+      `no key to offer as ${target.user}: no private key file given, SSH_AUTH_SOCK is not set, and none of ` +
+        `${DEFAULT_KEYS.map((k) => join(homedir(), '.ssh', k)).join(', ')} is usable${why}`,
+    );
+  }
+  return { offered, skipped };
+}
+
+/**
+ * ssh2's authHandler: offers each credential in turn, then gives up. `tried` fills
+ * in as it goes, and `serverMethods` records what the server said it accepts.
+ */
+export function authHandler(
+  creds: Credentials,
+  user: string,
+  progress: { tried: string[]; serverMethods?: string[] },
+): AuthHandlerMiddleware {
+  let next = 0;
+  return (methodsLeft, _partial, callback) => {
+    // ssh2 takes `false` for "no more methods"; its typings omit it.
+    const give = callback as (m: AnyAuthMethod | false) => void;
+    // null on the first call, before the server said anything.
+    if (methodsLeft) progress.serverMethods = methodsLeft;
+    if (methodsLeft && !methodsLeft.includes('publickey')) return give(false);
+    const cred = creds.offered[next++];
+    if (!cred) return give(false);
+    progress.tried.push(cred.label);
+    give(cred.method(user));
+  };
+}

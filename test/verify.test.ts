@@ -1,0 +1,225 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decom, down, ssh, STATE_DIR, up } from './helpers/sandbox.js';
+import { facts, holders, lines, mounts, type Facts } from './helpers/facts.js';
+
+interface Report {
+  hosts: { host: string; reachable: boolean; clean: boolean; error?: string; findings: { kind: string; subject: string; detail: string }[] }[];
+}
+
+const INVENTORY = join(STATE_DIR, 'hosts.yaml');
+
+function verifyJson(args: string[]): { code: number; report: Report; stderr: string } {
+  const r = decom(['verify', INVENTORY, ...args, '--output', 'json']);
+  let report: Report = { hosts: [] };
+  try {
+    report = JSON.parse(r.stdout) as Report;
+  } catch {
+    throw new Error(`verify printed no JSON (exit ${r.code}): ${r.stdout}${r.stderr}`);
+  }
+  return { code: r.code, report, stderr: r.stderr };
+}
+
+const subjects = (r: Report, host: string, kind: string) =>
+  r.hosts.find((h) => h.host === host)!.findings.filter((f) => f.kind === kind).map((f) => f.subject).sort();
+
+/** Nothing the user owns may ever show up in a finding. */
+function expectNoUserObjects(r: Report): void {
+  const text = JSON.stringify(r.hosts.map((h) => h.findings));
+  for (const mine of ['app-vpn', 'app-veth0', 'APP-FIREWALL', 'APP-LEGACY', 'app-filter', '/srv/appdata', '/etc/app', 'app-cache', 'app-registry', ':8081']) {
+    expect(text).not.toContain(mine);
+  }
+}
+
+/** Kubernetes mount targets on the node, straight from its mountinfo. */
+const k8sMounts = (f: Facts) =>
+  mounts(f.mountinfo)
+    .filter((t) => /^(\/var\/lib\/kubelet\/|\/run\/containerd\/io\.containerd\.runtime\.v2\.task\/k8s\.io\/|\/run\/netns\/cni-)/.test(t))
+    .sort();
+
+describe('decom verify on kubespray-leftovers', () => {
+  let f1: Facts;
+  let r: Report;
+  let code: number;
+  beforeAll(() => {
+    up(['--nodes', '2', '--scenario', 'kubespray-leftovers']);
+    f1 = facts('node1');
+    ({ code, report: r } = verifyJson(['all']));
+  });
+  afterAll(() => down());
+
+  it('exits 1 and reports every host not clean', () => {
+    expect(code).toBe(1);
+    expect(r.hosts.map((h) => [h.host, h.reachable, h.clean])).toEqual([
+      ['node1', true, false],
+      ['node2', true, false],
+    ]);
+  });
+
+  it('reports every planted object with the right kind and subject', () => {
+    expect(subjects(r, 'node1', 'static-pod-manifest')).toEqual(
+      ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler'].map((n) => `/etc/kubernetes/manifests/${n}.yaml`),
+    );
+    expect(subjects(r, 'node1', 'kubelet-process')).toEqual(lines(f1.kubeletProc));
+    expect(subjects(r, 'node1', 'kubelet-service')).toEqual(['kubelet.service']);
+    const ids = lines(f1.k8sContainers).sort();
+    expect([...subjects(r, 'node1', 'pod-sandbox'), ...subjects(r, 'node1', 'container')].sort()).toEqual(ids);
+    expect(subjects(r, 'node1', 'pod-sandbox')).toHaveLength(ids.length / 2);
+    expect(subjects(r, 'node1', 'shim-process')).toEqual(lines(f1.shims).filter((pid) => ssh('node1', `cat /proc/${pid}/cmdline`).includes('k8s.io')).sort());
+    expect(subjects(r, 'node1', 'listening-port').map(Number).sort((a, b) => a - b)).toEqual([2379, 2380, 6443, 10248, 10249, 10250, 10256, 10257, 10259]);
+    expect(subjects(r, 'node1', 'mount')).toEqual(k8sMounts(f1));
+    expect(subjects(r, 'node1', 'netns')).toEqual(lines(f1.netns).filter((n) => n.startsWith('cni-')).sort());
+    expect(subjects(r, 'node1', 'cni-link')).toEqual(lines(f1.links).filter((l) => /^(cni0|flannel\.1|vxlan\.calico|cali|veth)/.test(l)).sort());
+    const ipt = r.hosts[0]!.findings.filter((x) => x.kind === 'iptables');
+    for (const backend of ['iptables-nft', 'iptables-legacy']) {
+      for (const chain of ['KUBE-SERVICES', 'KUBE-POSTROUTING', 'KUBE-FORWARD', 'KUBE-FIREWALL', 'KUBE-KUBELET-CANARY', 'CNI-HOSTPORT-DNAT', 'FLANNEL-FWD', 'cali-FORWARD']) {
+        expect(ipt.some((x) => x.subject === chain && x.detail.startsWith(`${backend} `)), `${backend} ${chain}`).toBe(true);
+      }
+      expect(ipt.some((x) => x.subject === 'PREROUTING' && x.detail.includes('-j KUBE-SERVICES') && x.detail.startsWith(backend))).toBe(true);
+    }
+    expect(subjects(r, 'node1', 'nftables')).toEqual(['ip kube-proxy', 'ip6 kube-proxy']);
+    expect(subjects(r, 'node1', 'cni-config')).toEqual(['/etc/cni/net.d/10-flannel.conflist', '/etc/cni/net.d/calico-kubeconfig']);
+    expect(subjects(r, 'node1', 'cni-state')).toEqual(expect.arrayContaining(['/var/lib/cni/networks/cbr0/10.244.1.2', '/var/lib/cni/networks/cbr0/10.244.1.3']));
+    expect(subjects(r, 'node1', 'kubernetes-config')).toEqual(expect.arrayContaining(['/etc/kubernetes/admin.conf', '/etc/kubernetes/kubelet.conf', '/etc/kubernetes/pki']));
+    expect(subjects(r, 'node1', 'kubelet-state')).toEqual(expect.arrayContaining(['/var/lib/kubelet/config.yaml', '/var/lib/kubelet/pki']));
+    expect(subjects(r, 'node1', 'etcd-data')).toEqual(['/var/lib/etcd/member']);
+    expect(subjects(r, 'node2', 'static-pod-manifest')).toEqual(['/etc/kubernetes/manifests/nginx-proxy.yaml']);
+    expect(subjects(r, 'node2', 'etcd-data')).toEqual([]);
+  });
+
+  it("never reports what is not Kubernetes'", () => expectNoUserObjects(r));
+
+  it('prints one verdict line per host in text mode', () => {
+    const t = decom(['verify', INVENTORY, 'node1', 'node2']);
+    expect(t.code).toBe(1);
+    const verdicts = t.stdout.trim().split('\n').slice(-2);
+    expect(verdicts[0]).toMatch(/^node1: NOT CLEAN: \d+ findings \(.*4 static-pod-manifest.*9 listening-port/);
+    expect(verdicts[1]).toMatch(/^node2: NOT CLEAN: /);
+    expect(t.stdout).toMatch(/^node1 {2}listening-port +6443 +\*:6443 held by httpd \(pid \d+\)$/m);
+  });
+
+  it('reports the same findings when run on the node itself (--connection local)', () => {
+    ssh('node1', `printf 'all:\\n  hosts:\\n    node1:\\n' > /root/local.yaml`);
+    const local = JSON.parse(ssh('node1', `node ${join(import.meta.dirname, '..', 'dist', 'cli.js')} verify /root/local.yaml node1 --connection local --output json; true`)) as Report;
+    const remote = verifyJson(['node1']).report;
+    const norm = (x: Report) => x.hosts[0]!.findings.map((f) => `${f.kind} ${f.subject}`).sort();
+    expect(norm(local)).toEqual(norm(remote));
+    expect(local.hosts[0]!.findings.length).toBeGreaterThan(100);
+  });
+
+  it('checks every host even when one cannot be reached, and exits 3', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'decom-verify-'));
+    const inv = join(dir, 'hosts.yaml');
+    writeFileSync(
+      inv,
+      readFileSync(INVENTORY, 'utf8').replace(
+        /^ {2}children:/m,
+        `    gone:\n      ansible_host: 198.18.0.99\n      ansible_ssh_private_key_file: ${join(STATE_DIR, 'id_ed25519')}\n      ansible_ssh_common_args: -o ConnectTimeout=2\n  children:`,
+      ),
+    );
+    const v = decom(['verify', inv, 'node1', 'gone', '--output', 'json']);
+    rmSync(dir, { recursive: true });
+    expect(v.code).toBe(3);
+    const rep = JSON.parse(v.stdout) as Report;
+    expect(rep.hosts.map((h) => [h.host, h.reachable])).toEqual([
+      ['node1', true],
+      ['gone', false],
+    ]);
+    expect(rep.hosts[0]!.findings.length).toBeGreaterThan(0);
+    expect(rep.hosts[1]!.error).toMatch(/^gone: connect: .*198\.18\.0\.99:22/);
+  });
+
+  it('refuses a host whose key does not match known_hosts, naming the fingerprint', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'decom-kh-'));
+    const kh = join(dir, 'known_hosts');
+    // node2's key recorded for node1's address: node1's real key is then a changed key.
+    const line2 = readFileSync(join(STATE_DIR, 'known_hosts'), 'utf8').split('\n').find((l) => l.startsWith('198.18.0.12 '))!;
+    writeFileSync(kh, `${line2.replace('198.18.0.12', '198.18.0.11')}\n`);
+    const v = decom(['verify', INVENTORY, 'node1', 'node2', '--known-hosts', kh, '--output', 'json']);
+    rmSync(dir, { recursive: true });
+    expect(v.code).toBe(3);
+    const rep = JSON.parse(v.stdout) as Report;
+    expect(rep.hosts[0]!.error).toMatch(/^node1: host-key: .*SHA256:[A-Za-z0-9+/]{43}/);
+    expect(rep.hosts[1]!.error).toMatch(/^node2: host-key: /); // unknown in that file
+  });
+});
+
+describe('decom verify on the other scenarios', () => {
+  afterAll(() => down());
+
+  it('clean: exit 0, nothing reported', () => {
+    up(['--nodes', '2', '--scenario', 'clean']);
+    const { code, report } = verifyJson(['all']);
+    expect(report.hosts.map((h) => [h.host, h.clean, h.findings])).toEqual([
+      ['node1', true, []],
+      ['node2', true, []],
+    ]);
+    expect(code).toBe(0);
+    const t = decom(['verify', INVENTORY, 'all']);
+    expect(t.stdout).toBe('node1: clean\nnode2: clean\n');
+    down();
+  });
+
+  it('orphaned-shims: the container without a shim, its port, the shims, bundles containerd no longer answers for', () => {
+    up(['--nodes', '1', '--scenario', 'orphaned-shims']);
+    const f = facts('node1');
+    const { code, report } = verifyJson(['node1']);
+    expect(code).toBe(1);
+    const apiserver = holders(f.listen).get(6443)!;
+    expect(subjects(report, 'node1', 'orphan-container-process')).toContain(String(apiserver));
+    expect(report.hosts[0]!.findings.find((x) => x.kind === 'listening-port' && x.subject === '6443')!.detail).toBe(`*:6443 held by httpd (pid ${apiserver})`);
+    expect(subjects(report, 'node1', 'shim-process')).toEqual(lines(f.shims).filter((pid) => ssh('node1', `cat /proc/${pid}/cmdline`).includes('k8s.io')).sort());
+    expect(subjects(report, 'node1', 'container').length).toBeGreaterThan(0);
+    expect(subjects(report, 'node1', 'kubelet-service')).toEqual([]); // stopped and disabled
+    expectNoUserObjects(report);
+    down();
+  });
+
+  it('docker-runtime: k8s_ containers and their shims, not the user container', () => {
+    up(['--nodes', '1', '--scenario', 'docker-runtime']);
+    const f = facts('node1');
+    const { report } = verifyJson(['node1']);
+    const found = report.hosts[0]!.findings.filter((x) => x.kind === 'container' || x.kind === 'pod-sandbox');
+    expect(found.map((x) => x.detail.match(/name (k8s_\S+?),/)?.[1]).sort()).toEqual(lines(f.dockerNames).filter((n) => n.startsWith('k8s_')).sort());
+    expect(subjects(report, 'node1', 'shim-process')).toHaveLength(4);
+    expectNoUserObjects(report);
+    down();
+  });
+
+  it('force-deleted-pods: netns, veths, leases and mounts of pods containerd no longer has', () => {
+    up(['--nodes', '1', '--scenario', 'force-deleted-pods']);
+    const f = facts('node1');
+    const { report } = verifyJson(['node1']);
+    expect(subjects(report, 'node1', 'netns')).toEqual(lines(f.netns).filter((n) => n.startsWith('cni-')).sort());
+    expect(subjects(report, 'node1', 'netns')).toHaveLength(3);
+    expect(subjects(report, 'node1', 'mount')).toEqual(k8sMounts(f));
+    expect(subjects(report, 'node1', 'cni-link')).toEqual(['cni0', ...lines(f.cni0Ports)].sort());
+    expect(subjects(report, 'node1', 'cni-state').filter((p) => /\/10\.244\.1\.\d+$/.test(p))).toHaveLength(3);
+    expectNoUserObjects(report);
+  });
+
+  it('hostile names: a mount target with a space and a newline, a manifest name with quotes, a host name with a ;', () => {
+    down();
+    up(['--nodes', '1', '--scenario', 'clean']);
+    const target = '/var/lib/kubelet/pods/u1/volumes/kubernetes.io~empty-dir/my data\nline';
+    ssh('node1', `mkdir -p '${target}' && mount -t tmpfs none '${target}' && mkdir -p /etc/kubernetes/manifests && touch "/etc/kubernetes/manifests/it's \\"quoted\\".yaml"`);
+    const dir = mkdtempSync(join(tmpdir(), 'decom-hostile-'));
+    const inv = join(dir, 'hosts.yaml');
+    const pwned = join(dir, 'pwned');
+    writeFileSync(
+      inv,
+      readFileSync(INVENTORY, 'utf8').replace(/^ {4}node1:$/m, `    "n1;touch ${pwned}":`).replace(/^( {8})node1:$/gm, `$1"n1;touch ${pwned}":`),
+    );
+    const v = decom(['verify', inv, `n1;touch ${pwned}`, '--output', 'json']);
+    expect(v.stderr).toBe('');
+    const rep = JSON.parse(v.stdout) as Report;
+    expect(rep.hosts[0]!.host).toBe(`n1;touch ${pwned}`);
+    expect(rep.hosts[0]!.findings.filter((x) => x.kind === 'mount').map((x) => x.subject)).toEqual([target]);
+    expect(rep.hosts[0]!.findings.filter((x) => x.kind === 'static-pod-manifest').map((x) => x.subject)).toEqual([`/etc/kubernetes/manifests/it's "quoted".yaml`]);
+    expect(existsSync(pwned)).toBe(false);
+    expect(ssh('node1', `ls '${dir}' 2>&1 || true`)).toMatch(/No such file/);
+    rmSync(dir, { recursive: true });
+  });
+});
