@@ -29,19 +29,22 @@ describe('probe parsers', () => {
     expect(parseCrictl('not json', '{')).toEqual([]);
   });
 
-  it('reads ctr ids, tasks and CRI annotations, including bundles containerd no longer answers for', () => {
-    const ann = [
-      '/run/containerd/io.containerd.runtime.v2.task/k8s.io/aaa/config.json:"io.kubernetes.cri.container-type":"sandbox"',
-      '/run/containerd/io.containerd.runtime.v2.task/k8s.io/aaa/config.json:"io.kubernetes.cri.sandbox-name":"etcd-node1"',
-      '/run/containerd/io.containerd.runtime.v2.task/k8s.io/aaa/config.json:"io.kubernetes.cri.sandbox-namespace":"kube-system"',
-      '/run/containerd/io.containerd.runtime.v2.task/k8s.io/bbb/config.json:"io.kubernetes.cri.container-type":"container"',
-      '/run/containerd/io.containerd.runtime.v2.task/k8s.io/bbb/config.json:"io.kubernetes.cri.container-name":"etcd"',
+  it('reads ctr ids and task bundles (CRI annotations, init PID), including bundles containerd no longer lists', () => {
+    const b = '/run/containerd/io.containerd.runtime.v2.task/k8s.io';
+    const bundles = [
+      `${b}/aaa/config.json:"io.kubernetes.cri.container-type":"sandbox"`,
+      `${b}/aaa/config.json:"io.kubernetes.cri.sandbox-name":"etcd-node1"`,
+      `${b}/aaa/config.json:"io.kubernetes.cri.sandbox-namespace":"kube-system"`,
+      `${b}/bbb/config.json:"io.kubernetes.cri.container-type":"container"`,
+      `${b}/bbb/config.json:"io.kubernetes.cri.container-name":"etcd"`,
+      `${b}/aaa/init.pid:120`,
+      `${b}/bbb/init.pid:130`,
     ].join('\n');
-    const tasks = 'TASK    PID     STATUS\naaa     120     RUNNING\n';
-    expect(parseCtr('aaa\nccc\n', tasks, ann)).toEqual([
-      { id: 'aaa', runtime: 'containerd', kind: 'sandbox', pod: 'kube-system/etcd-node1', pid: 120, state: 'RUNNING' },
+    const procs = parsePs('120 50 /bin/sleep 2147483647\n');
+    expect(parseCtr('aaa\nccc\n', bundles, procs)).toEqual([
+      { id: 'aaa', runtime: 'containerd', kind: 'sandbox', pod: 'kube-system/etcd-node1', pid: 120, state: 'running' },
       { id: 'ccc', runtime: 'containerd', kind: 'unknown', state: 'no task' },
-      { id: 'bbb', runtime: 'containerd', kind: 'container', name: 'etcd', state: 'task bundle left (containerd does not answer)' },
+      { id: 'bbb', runtime: 'containerd', kind: 'container', name: 'etcd', pid: 130, state: 'exited, task bundle left (containerd does not list it)' },
     ]);
   });
 

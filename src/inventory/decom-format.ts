@@ -16,7 +16,9 @@ import { deref, toValue, whereOf, type YamlFile } from './yaml-source.js';
  * Self-contained: no group_vars/host_vars. Unknown fields are errors, so a typo
  * (`becom: true`) cannot quietly fall back to a default.
  */
-export const DECOM_API_VERSION = 'decom/v1';
+import { DECOM_API_VERSION } from './api-version.js';
+
+export { DECOM_API_VERSION };
 
 const port = z
   .int({ error: 'expected a port number 1-65535' })

@@ -6,7 +6,7 @@ import { parseAnsibleIni } from './ansible-ini.js';
 import { ansibleConnectionInputs, mergeHostVars, plainVars, type VarsFiles } from './ansible-vars.js';
 import { parseAnsibleYaml } from './ansible-yaml.js';
 import { buildSshTarget } from './connection.js';
-import { DECOM_API_VERSION, readDecomInventory } from './decom-format.js';
+import { DECOM_API_VERSION } from './api-version.js';
 import { resolveGroupTree } from './group-tree.js';
 import type { RawInventory } from './raw.js';
 import { readTextFile } from './read-file.js';
@@ -44,7 +44,11 @@ async function load(path: string, opts: LoadOptions): Promise<Inventory> {
 
   if (looksLikeIni(path, text)) return ansibleInventory(parseAnsibleIni(path, text), defaultUser);
   const y = parseYaml(path, text, 'ansible');
-  if (isDecomFormat(y)) return readDecomInventory(parseYaml(path, text, 'decom'), defaultUser);
+  if (isDecomFormat(y)) {
+    // zod costs ~90 ms to load: only decom's own format pays for it.
+    const { readDecomInventory } = await import('./decom-format.js');
+    return readDecomInventory(parseYaml(path, text, 'decom'), defaultUser);
+  }
   return ansibleInventory(parseAnsibleYaml(y), defaultUser);
 }
 

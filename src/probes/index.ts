@@ -16,10 +16,11 @@ export function parseProbe(out: string, nonce: string): NodeState {
   const get = (name: string) => s.get(name) ?? '';
   const meta = parseMeta(get('meta'));
   const crictl = meta.tools.has('crictl') && get('crictl-pods').trim() !== '';
+  const processes = parsePs(get('ps'));
   return {
     ...meta,
     paths: parsePaths(get('paths')),
-    processes: parsePs(get('ps')),
+    processes,
     k8sCgroups: parseCgroups(get('cgroups')),
     listeners: parseSs(get('listen')),
     mounts: parseMountinfo(get('mountinfo')),
@@ -37,7 +38,7 @@ export function parseProbe(out: string, nonce: string): NodeState {
     containers: [
       ...(crictl
         ? parseCrictl(get('crictl-pods'), get('crictl-containers'))
-        : parseCtr(get('ctr-containers'), get('ctr-tasks'), get('cri-annotations'))),
+        : parseCtr(get('ctr-containers'), get('task-bundles'), processes)),
       ...parseDocker(get('docker')),
     ],
   };

@@ -201,34 +201,40 @@ export function parseCrictl(podsJson: string, containersJson: string): Container
 }
 
 /**
- * Without crictl: ids from `ctr -n k8s.io containers ls -q`, PIDs from `ctr tasks ls`,
- * and kind and pod from the CRI annotations in each task's OCI bundle (which outlive
- * containerd). A task bundle with no container record is still reported.
+ * Without crictl: ids from `ctr -n k8s.io containers ls -q`, and from every task
+ * bundle (which outlive containerd) the CRI annotations (kind, pod, name) and the
+ * init PID, alive or not by the process list. A bundle with no container record
+ * (containerd down) is still reported.
  */
-export function parseCtr(idsText: string, tasksText: string, annotationsText: string): Container[] {
-  const tasks = new Map<string, { pid: number; status: string }>();
-  for (const l of lines(tasksText).slice(1)) {
-    const [id, pid, status] = l.trim().split(/\s+/);
-    if (id && pid) tasks.set(id, { pid: Number(pid), status: status ?? '' });
-  }
+export function parseCtr(idsText: string, bundlesText: string, procs: Map<number, Proc>): Container[] {
   const notes = new Map<string, Record<string, string>>();
-  for (const l of lines(annotationsText)) {
-    const m = /\/k8s\.io\/([^/]+)\/config\.json:"io\.kubernetes\.cri\.([a-z-]+)":"([^"]*)"$/.exec(l);
+  const pids = new Map<string, number>();
+  for (const l of lines(bundlesText)) {
+    const m = /\/k8s\.io\/([^/]+)\/(config\.json|init\.pid):(.*)$/.exec(l);
     if (!m) continue;
-    const a = notes.get(m[1] as string) ?? {};
-    a[m[2] as string] = m[3] as string;
-    notes.set(m[1] as string, a);
+    const id = m[1] as string;
+    if (m[2] === 'init.pid') {
+      pids.set(id, Number(m[3]));
+      continue;
+    }
+    const a = /^"io\.kubernetes\.cri\.([a-z-]+)":"([^"]*)"$/.exec(m[3] as string);
+    if (!a) continue;
+    notes.set(id, { ...notes.get(id), [a[1] as string]: a[2] as string });
   }
-  const ids = new Set([...lines(idsText).map((l) => l.trim()), ...notes.keys()]);
+  const known = new Set(lines(idsText).map((l) => l.trim()));
+  const ids = new Set([...known, ...notes.keys(), ...pids.keys()]);
   return [...ids].map((id): Container => {
     const a = notes.get(id) ?? {};
-    const t = tasks.get(id);
     const kind = a['container-type'] === 'sandbox' ? 'sandbox' : a['container-type'] === 'container' ? 'container' : 'unknown';
     const c: Container = { id, runtime: 'containerd', kind };
     if (a['sandbox-name']) c.pod = `${a['sandbox-namespace'] ?? '?'}/${a['sandbox-name']}`;
     if (a['container-name']) c.name = a['container-name'];
-    if (t) (c.pid = t.pid), (c.state = t.status);
-    else c.state = notes.has(id) ? 'task bundle left (containerd does not answer)' : 'no task';
+    const pid = pids.get(id);
+    if (pid !== undefined) {
+      c.pid = pid;
+      c.state = procs.has(pid) ? 'running' : 'exited';
+    } else c.state = 'no task';
+    if (!known.has(id)) c.state += ', task bundle left (containerd does not list it)';
     return c;
   });
 }

@@ -47,8 +47,7 @@ export const SECTIONS = [
   'crictl-pods',
   'crictl-containers',
   'ctr-containers',
-  'ctr-tasks',
-  'cri-annotations',
+  'task-bundles',
   'docker',
 ] as const;
 export type Section = (typeof SECTIONS)[number];
@@ -75,7 +74,12 @@ s paths
 ${paths}
 
 s ps
-ps -e -ww -o pid=,ppid=,args=
+PS=$(ps -e -ww -o pid=,ppid=,args=)
+printf '%s\\n' "$PS"
+# Is a daemon running? Matched on argv[0] in the listing above: no pgrep, no fork.
+NL='
+'
+running() { case "$NL$PS$NL" in *"/$1$NL"* | *"/$1 "*) return 0 ;; esac; return 1; }
 
 s cgroups
 grep -E 'kubepods|/k8s\\.io/|cri-containerd' /proc/[0-9]*/cgroup
@@ -108,12 +112,11 @@ s ipvs
 [ -r /proc/net/ip_vs ] && cat /proc/net/ip_vs
 
 s systemd
-if [ "$PID1" = systemd ] && has systemctl; then
-  $T systemctl show -p Id,LoadState,ActiveState,UnitFileState kubelet.service containerd.service docker.service cri-docker.service crio.service etcd.service
-fi
+KUBELET_UNIT=
+for u in /etc/systemd/system/kubelet.service /lib/systemd/system/kubelet.service /usr/lib/systemd/system/kubelet.service; do [ -e "$u" ] && KUBELET_UNIT=1; done
+[ -n "$KUBELET_UNIT" ] && [ "$PID1" = systemd ] && has systemctl && $T systemctl show -p Id,LoadState,ActiveState,UnitFileState kubelet.service
 
 # Runtime clients only when their daemon runs (a stale socket makes them hang).
-running() { pgrep -x "$1" >/dev/null; }
 CONTAINERD=; running containerd && CONTAINERD=1
 s crictl-pods
 [ -n "$CONTAINERD" ] && has crictl && $T crictl pods -o json
@@ -121,12 +124,10 @@ s crictl-containers
 [ -n "$CONTAINERD" ] && has crictl && $T crictl ps -a -o json
 s ctr-containers
 [ -n "$CONTAINERD" ] && has ctr && $T ctr -n k8s.io containers ls -q
-s ctr-tasks
-[ -n "$CONTAINERD" ] && has ctr && $T ctr -n k8s.io tasks ls
-# The CRI's annotations of every task bundle, there even when containerd is down.
-s cri-annotations
-set -- /run/containerd/io.containerd.runtime.v2.task/k8s.io/*/config.json
-[ -e "$1" ] && grep -H -o '"io\\.kubernetes\\.cri\\.[a-z-]*":"[^"]*"' "$@"
+# Every task bundle's CRI annotations and init PID: there even when containerd is down.
+s task-bundles
+set -- /run/containerd/io.containerd.runtime.v2.task/k8s.io/*/config.json /run/containerd/io.containerd.runtime.v2.task/k8s.io/*/init.pid
+grep -H -o -E '"io\\.kubernetes\\.cri\\.[a-z-]*":"[^"]*"|^[0-9]+$' "$@"
 s docker
 running dockerd && has docker && $T docker ps -a --no-trunc --filter name=^k8s_ --format '{{.ID}}\\t{{.Names}}\\t{{.State}}'
 s end

@@ -1,4 +1,5 @@
-import { loadInventory, resolveTargets } from '../inventory/index.js';
+import { loadInventory } from '../inventory/load.js';
+import { resolveTargets } from '../inventory/targets.js';
 import type { Host } from '../inventory/types.js';
 import { connectSsh, localTransport } from '../transport/index.js';
 import { kubeconfigPath } from '../cluster/kubeconfig.js';

@@ -1,0 +1,85 @@
+import { constants } from 'node:os';
+import { shQuote } from '../util/run.js';
+import { TransportError, type ExecResult } from './types.js';
+
+/**
+ * What actually runs on a node for exec(script): the script as ONE argument of
+ * `/bin/sh -c` (never re-parsed), under `timeout` so the node enforces the limit,
+ * optionally under sudo. Shared by the SSH and local transports.
+ */
+
+export const DEFAULT_TIMEOUT_SEC = 60;
+/** `timeout -k`: how long a script may ignore SIGTERM before it gets SIGKILL. */
+export const KILL_AFTER_SEC = 5;
+/** How long after the node-side timeout decom stops waiting for an exit status. */
+export const CLIENT_GRACE_SEC = 15;
+/**
+ * After the exit status, how long to wait for the output to end. A script that
+ * starts a background process holding stdout open would otherwise hang the exec
+ * until that process exits (OpenSSH's `ssh` hangs the same way).
+ */
+export const OUTPUT_AFTER_EXIT_MS = 2000;
+
+/** Printed on stderr by the command sudo runs: proof that sudo let us in. */
+export const SUDO_OK_MARKER = 'decom: sudo ok';
+
+export interface Become {
+  user: string;
+  /** sudo -S: a password line is written on stdin before the script's own stdin. */
+  withPassword: boolean;
+}
+
+export function checkTimeout(host: string, timeoutSec: number | undefined): number {
+  const t = timeoutSec ?? DEFAULT_TIMEOUT_SEC;
+  if (!Number.isFinite(t) || t <= 0) throw new TransportError(host, 'exec', `timeoutSec must be a positive number, got ${t}`);
+  return t;
+}
+
+/** The argv to run on the node. */
+export function commandArgv(script: string, timeoutSec: number, become?: Become): string[] {
+  const timed = ['timeout', '-k', String(KILL_AFTER_SEC), String(timeoutSec), '/bin/sh', '-c', script];
+  if (!become) return timed;
+  // -k: ignore cached credentials, so sudo -S always reads the password line we send
+  // (a cached ticket would leave it in the script's stdin). -p '': no prompt in the output.
+  const sudo = become.withPassword
+    ? ['sudo', '-S', '-k', '-p', '', '-u', become.user]
+    : ['sudo', '-n', '-u', become.user];
+  return [...sudo, '--', '/bin/sh', '-c', `echo '${SUDO_OK_MARKER}' >&2; exec "$@"`, 'sh', ...timed];
+}
+
+/** Asks sudo whether it would run a command for us without a password. */
+export const sudoProbeArgv = (user: string): string[] => ['sudo', '-n', '-k', '-u', user, '--', '/bin/sh', '-c', 'exit 0'];
+
+/** One string for an SSH exec request (the remote login shell parses it once). */
+export const shellCommand = (argv: string[]): string => argv.map(shQuote).join(' ');
+
+export interface RawResult {
+  code: number;
+  stdout: Buffer;
+  stderr: Buffer;
+}
+
+/** Exit status of a process killed by a signal, as sh reports it: 128 + signal number. */
+export function signalCode(signal: string | null | undefined): number {
+  const n = signal ? constants.signals[signal as NodeJS.Signals] : undefined;
+  return n === undefined ? 255 : 128 + n;
+}
+
+/**
+ * Decodes the output (UTF-8, only once everything arrived, so no character is
+ * split) and, under sudo, strips sudo's own chatter or turns a refusal into a
+ * `sudo` error.
+ */
+export function finishResult(host: string, raw: RawResult, become: Become | undefined, login: string): ExecResult {
+  const stdout = raw.stdout.toString('utf8');
+  let stderr = raw.stderr.toString('utf8');
+  if (become) {
+    const at = stderr.indexOf(`${SUDO_OK_MARKER}\n`);
+    if (at < 0) {
+      const said = stderr.trim().split('\n').filter(Boolean).pop() ?? `exit ${raw.code}, nothing on stderr`;
+      throw new TransportError(host, 'sudo', `${login} could not sudo to ${become.user}: ${said.trim()}`);
+    }
+    stderr = stderr.slice(at + SUDO_OK_MARKER.length + 1);
+  }
+  return { code: raw.code, stdout, stderr };
+}

@@ -1,0 +1,17 @@
+/** How decom reaches nodes: one SSH connection per node, or the local machine. */
+export { TransportError } from './types.js';
+export type { ExecOptions, ExecResult, SshTarget, Transport, TransportStep } from './types.js';
+export { connectSsh, parseJump, DEFAULT_MAX_CHANNELS, type ConnectOptions } from './ssh.js';
+export { localTransport } from './local.js';
+export {
+  appendKnownHost,
+  checkHostKey,
+  fingerprint,
+  knownHostLine,
+  knownHostName,
+  parseKnownHosts,
+  readKnownHosts,
+  type HostKeyVerdict,
+  type KnownHostEntry,
+} from './known-hosts.js';
+export { DEFAULT_TIMEOUT_SEC } from './command.js';

@@ -1,0 +1,80 @@
+import { spawn } from 'node:child_process';
+import {
+  CLIENT_GRACE_SEC,
+  OUTPUT_AFTER_EXIT_MS,
+  checkTimeout,
+  commandArgv,
+  finishResult,
+  signalCode,
+  type RawResult,
+} from './command.js';
+import { TransportError, type ExecOptions, type ExecResult, type Transport } from './types.js';
+
+/**
+ * The machine decom runs on, with the same exec semantics as SSH: `/bin/sh -c`
+ * under `timeout`, sudo (non-interactive) only when asked and not already root.
+ * Spawned without a shell, so the script is exactly one argument.
+ */
+export function localTransport(name = 'localhost'): Transport {
+  let closed = false;
+  return {
+    host: name,
+    async exec(script: string, opts: ExecOptions = {}): Promise<ExecResult> {
+      if (closed) throw new TransportError(name, 'exec', 'the transport is already closed');
+      const timeoutSec = checkTimeout(name, opts.timeoutSec);
+      const become = opts.sudo && process.getuid?.() !== 0 ? { user: 'root', withPassword: false } : undefined;
+      const [file, ...args] = commandArgv(script, timeoutSec, become);
+      const raw = await spawnCollect(name, file!, args, opts.stdin, timeoutSec);
+      return finishResult(name, raw, become, process.env.USER ?? `uid ${process.getuid?.()}`);
+    },
+    async close() {
+      closed = true;
+    },
+  };
+}
+
+function spawnCollect(name: string, file: string, args: string[], stdin: string | Buffer | undefined, timeoutSec: number): Promise<RawResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let code: number | undefined;
+    let settled = false;
+    let outputTimer: NodeJS.Timeout | undefined;
+    const settle = (f: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(deadline);
+      clearTimeout(outputTimer);
+      f();
+    };
+    const succeed = () => settle(() => resolve({ code: code!, stdout: Buffer.concat(out), stderr: Buffer.concat(err) }));
+    const limitSec = timeoutSec + CLIENT_GRACE_SEC;
+    const deadline = setTimeout(
+      () =>
+        settle(() => {
+          child.kill('SIGKILL');
+          reject(new TransportError(name, 'timeout', `no exit status ${limitSec}s after the command started; killed it`));
+        }),
+      limitSec * 1000,
+    );
+    child.stdout.on('data', (b: Buffer) => out.push(b));
+    child.stderr.on('data', (b: Buffer) => err.push(b));
+    child.on('error', (e) => settle(() => reject(new TransportError(name, 'exec', `cannot run ${file}: ${e.message}`))));
+    // As over SSH: once the script exited, a background process holding its
+    // stdout open delays the result by at most OUTPUT_AFTER_EXIT_MS.
+    child.on('exit', (status, signal) => {
+      code = status ?? signalCode(signal);
+      outputTimer = setTimeout(() => {
+        succeed();
+        child.stdout.destroy();
+        child.stderr.destroy();
+      }, OUTPUT_AFTER_EXIT_MS);
+    });
+    child.on('close', () => {
+      if (code !== undefined) succeed();
+    });
+    child.stdin.on('error', () => {}); // the script may exit without reading its input
+    child.stdin.end(stdin ?? '');
+  });
+}

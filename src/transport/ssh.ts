@@ -1,0 +1,251 @@
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import type { Client, ClientChannel } from 'ssh2';
+import {
+  CLIENT_GRACE_SEC,
+  OUTPUT_AFTER_EXIT_MS,
+  checkTimeout,
+  commandArgv,
+  finishResult,
+  shellCommand,
+  signalCode,
+  sudoProbeArgv,
+  type Become,
+  type RawResult,
+} from './command.js';
+import { Limiter } from './limiter.js';
+import { expandHome, loadCredentials } from './ssh-auth.js';
+import { forwardThrough, hopLabel, openHop, type Hop, type HostKeyPolicy } from './ssh-connect.js';
+import { TransportError, type ExecOptions, type ExecResult, type SshTarget, type Transport } from './types.js';
+
+export interface ConnectOptions {
+  /** Record unknown host keys in known_hosts (as StrictHostKeyChecking=accept-new). Changed keys are still refused. */
+  acceptNewHostKeys?: boolean;
+  /** Concurrent commands per connection; the rest queue. Default 4 (sshd allows 10 sessions). */
+  maxChannels?: number;
+}
+
+export const DEFAULT_MAX_CHANNELS = 4;
+
+/** One ProxyJump hop, `[user@]host[:port]` (IPv6 as `[addr]:port`); the user defaults to the node's. */
+export function parseJump(spec: string, defaultUser: string, name: string): Hop {
+  const at = spec.lastIndexOf('@');
+  const user = at >= 0 ? spec.slice(0, at) : defaultUser;
+  const rest = at >= 0 ? spec.slice(at + 1) : spec;
+  const m = /^\[([^\]]+)\](?::(\d+))?$/.exec(rest) ?? /^([^:]+)(?::(\d+))?$/.exec(rest) ?? [rest, rest, undefined];
+  const address = m[1] ?? '';
+  const port = m[2] === undefined ? 22 : Number(m[2]);
+  if (!user || !address || !Number.isInteger(port) || port < 1 || port > 65535) {
+    throw new TransportError(name, 'connect', `bad ProxyJump hop "${spec}": expected [user@]host[:port]`);
+  }
+  return { user, address, port, isJump: true };
+}
+
+/**
+ * Opens the one SSH connection to a node (through its jump hosts, if any) that
+ * every exec of the returned Transport shares.
+ */
+export async function connectSsh(target: SshTarget, opts: ConnectOptions = {}): Promise<Transport> {
+  const limiter = new Limiter(opts.maxChannels ?? DEFAULT_MAX_CHANNELS);
+  if (!(target.connectTimeoutSec > 0)) {
+    throw new TransportError(target.name, 'connect', `connectTimeoutSec must be a positive number, got ${target.connectTimeoutSec}`);
+  }
+  const creds = loadCredentials(target);
+  const hostKeys: HostKeyPolicy = {
+    file: expandHome(target.knownHostsFile ?? join(homedir(), '.ssh', 'known_hosts')),
+    mode: opts.acceptNewHostKeys && target.strictHostKeyChecking === 'yes' ? 'accept-new' : target.strictHostKeyChecking,
+  };
+  const hops: Hop[] = [
+    ...target.proxyJump.map((j) => parseJump(j, target.user, target.name)),
+    { user: target.user, address: target.address, port: target.port, isJump: false },
+  ];
+  const clients: Client[] = [];
+  try {
+    for (const [i, hop] of hops.entries()) {
+      const prev = clients[i - 1];
+      const sock = prev && (await forwardThrough(prev, hops[i - 1]!, hop, target.name, target.connectTimeoutSec));
+      const client = await openHop({
+        name: target.name,
+        hop,
+        via: hops.slice(0, i),
+        ...(sock ? { sock } : {}),
+        creds,
+        hostKeys,
+        timeoutSec: target.connectTimeoutSec,
+      });
+      clients.push(client);
+    }
+  } catch (e) {
+    for (const c of clients.reverse()) c.destroy();
+    throw e;
+  }
+  return new SshTransport(target, hops, clients, limiter);
+}
+
+class SshTransport implements Transport {
+  readonly host: string;
+  private readonly client: Client;
+  private readonly label: string;
+  /** Why the connection is gone, once it is. */
+  private lost?: string;
+  private closedByUs = false;
+  /** Rejecters of the commands in flight, called when the connection goes. */
+  private readonly running = new Set<(e: TransportError) => void>();
+  private readonly closed: Promise<void>[];
+  private sudoNeedsPassword?: Promise<boolean>;
+
+  constructor(
+    private readonly target: SshTarget,
+    hops: Hop[],
+    private readonly clients: Client[],
+    private readonly limiter: Limiter,
+  ) {
+    this.host = target.name;
+    this.client = clients[clients.length - 1]!;
+    this.label = hopLabel(hops[hops.length - 1]!);
+    let lastError: string | undefined;
+    this.closed = clients.map((c, i) => {
+      const who = hops[i]!.isJump ? `jump host ${hopLabel(hops[i]!)}: ` : '';
+      c.on('error', (e: Error) => (lastError ??= who + e.message));
+      return new Promise<void>((done) =>
+        c.once('close', () => {
+          this.connectionLost(lastError ?? `${who}the remote end closed the connection`);
+          done();
+        }),
+      );
+    });
+  }
+
+  async exec(script: string, opts: ExecOptions = {}): Promise<ExecResult> {
+    const timeoutSec = checkTimeout(this.host, opts.timeoutSec);
+    const become = await this.become(opts.sudo ?? this.target.become);
+    const input = toBuffer(opts.stdin);
+    // The password line goes first, for sudo -S; never on a command line.
+    const stdin = become?.withPassword ? Buffer.concat([Buffer.from(`${this.target.becomePassword}\n`), input]) : input;
+    const command = shellCommand(commandArgv(script, timeoutSec, become));
+    const raw = await this.limiter.run(() => this.runChannel(command, stdin, timeoutSec));
+    return finishResult(this.host, raw, become, `${this.target.user}@${this.target.address}`);
+  }
+
+  async close(): Promise<void> {
+    if (this.closedByUs) return;
+    this.closedByUs = true;
+    this.connectionLost('the transport was closed');
+    for (const c of [...this.clients].reverse()) c.end();
+    await Promise.race([Promise.all(this.closed), new Promise((r) => setTimeout(r, 2000).unref())]);
+    for (const c of this.clients) c.destroy();
+  }
+
+  /** sudo is skipped when the login user already is the become user. */
+  private async become(wanted: boolean): Promise<Become | undefined> {
+    const { user, becomeUser, becomePassword } = this.target;
+    if (!wanted || user === becomeUser) return undefined;
+    if (becomePassword === undefined) return { user: becomeUser, withPassword: false };
+    // With NOPASSWD, sudo -S would not read the password line and the script would
+    // get it on its stdin: ask sudo once per connection whether it wants one.
+    this.sudoNeedsPassword ??= this.limiter
+      .run(() => this.runChannel(shellCommand(sudoProbeArgv(becomeUser)), Buffer.alloc(0), 30))
+      .then((r) => r.code !== 0)
+      .catch((e: unknown) => {
+        this.sudoNeedsPassword = undefined;
+        throw e;
+      });
+    return { user: becomeUser, withPassword: await this.sudoNeedsPassword };
+  }
+
+  private droppedError(whileRunning: boolean): TransportError {
+    return new TransportError(
+      this.host,
+      'dropped',
+      whileRunning
+        ? `connection to ${this.label} was lost while a command ran (${this.lost}); what the command did on the node is unknown`
+        : `connection to ${this.label} was lost earlier (${this.lost}); connect again`,
+    );
+  }
+
+  private connectionLost(why: string): void {
+    if (this.lost !== undefined) return;
+    this.lost = why;
+    const err = this.droppedError(true);
+    for (const reject of [...this.running]) reject(err);
+    // The node is gone; do not keep the jump hosts' connections open for nothing.
+    if (!this.closedByUs) for (const c of this.clients) c.destroy();
+  }
+
+  /** One session channel: runs `command`, feeds `stdin`, collects the output. */
+  private runChannel(command: string, stdin: Buffer, timeoutSec: number): Promise<RawResult> {
+    return new Promise((resolve, reject) => {
+      if (this.closedByUs) return reject(new TransportError(this.host, 'exec', 'the transport is already closed'));
+      if (this.lost !== undefined) return reject(this.droppedError(false));
+      const out: Buffer[] = [];
+      const err: Buffer[] = [];
+      let channel: ClientChannel | undefined;
+      let code: number | undefined;
+      let outputTimer: NodeJS.Timeout | undefined;
+      const limitSec = timeoutSec + CLIENT_GRACE_SEC;
+
+      const settle = (f: () => void) => {
+        if (!this.running.delete(onLost)) return; // already settled
+        clearTimeout(deadline);
+        clearTimeout(outputTimer);
+        f();
+      };
+      const onLost = (e: TransportError) => settle(() => reject(e));
+      const succeed = () =>
+        settle(() => resolve({ code: code!, stdout: Buffer.concat(out), stderr: Buffer.concat(err) }));
+      this.running.add(onLost);
+
+      const deadline = setTimeout(
+        () =>
+          settle(() => {
+            channel?.close();
+            reject(
+              new TransportError(
+                this.host,
+                'timeout',
+                `no exit status ${limitSec}s after the command started (the node-side timeout of ${timeoutSec}s did not end it); gave up waiting`,
+              ),
+            );
+          }),
+        limitSec * 1000,
+      );
+
+      try {
+        this.client.exec(command, (e, ch) => {
+          if (e) {
+            return settle(() =>
+              reject(this.lost !== undefined ? this.droppedError(true) : new TransportError(this.host, 'exec', `cannot open a session on ${this.label}: ${e.message}`)),
+            );
+          }
+          channel = ch;
+          if (!this.running.has(onLost)) return ch.close(); // gave up before the channel opened
+          ch.on('data', (b: Buffer) => out.push(b));
+          ch.stderr.on('data', (b: Buffer) => err.push(b));
+          ch.on('error', () => {}); // e.g. writing stdin to a script that already exited
+          ch.on('exit', (status: number | null, signal?: string) => {
+            code = status ?? signalCode(signal);
+            // Something the script left running still holds its output open: take what
+            // came, and close the session so it does not count against MaxSessions.
+            outputTimer = setTimeout(() => (succeed(), ch.close()), OUTPUT_AFTER_EXIT_MS);
+          });
+          ch.on('close', () => {
+            if (code !== undefined) return succeed();
+            // No exit status: the connection is going (dropped), or sshd ended the session.
+            setImmediate(() =>
+              settle(() =>
+                reject(this.lost !== undefined ? this.droppedError(true) : new TransportError(this.host, 'exec', `${this.label} ended the session without an exit status`)),
+              ),
+            );
+          });
+          ch.end(stdin);
+        });
+      } catch (e) {
+        // ssh2 throws "Not connected" when the socket is already gone.
+        this.connectionLost((e as Error).message);
+        settle(() => reject(this.droppedError(false)));
+      }
+    });
+  }
+}
+
+const toBuffer = (s: string | Buffer | undefined): Buffer => (s === undefined ? Buffer.alloc(0) : Buffer.isBuffer(s) ? s : Buffer.from(s));

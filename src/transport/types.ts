@@ -1,0 +1,63 @@
+/**
+ * How decom reaches a node. One Transport per host, one connection reused for every
+ * command of a run. Scripts are POSIX sh (the node's /bin/sh may be dash).
+ */
+export interface ExecOptions {
+  /** Bytes for the script's stdin. */
+  stdin?: string | Buffer;
+  /** Run as root through sudo (the target's `become`). */
+  sudo?: boolean;
+  /** Enforced on the node (`timeout`), so a hung command cannot outlive it. Default 60. */
+  timeoutSec?: number;
+}
+
+export interface ExecResult {
+  /** The script's exit status; 124 when the node-side timeout fired. */
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface Transport {
+  /** Inventory name of the host, for messages. */
+  readonly host: string;
+  exec(script: string, opts?: ExecOptions): Promise<ExecResult>;
+  close(): Promise<void>;
+}
+
+/** Where a step failed to reach a host; the message is one line an SRE can act on. */
+export type TransportStep = 'connect' | 'host-key' | 'auth' | 'sudo' | 'exec' | 'timeout' | 'dropped';
+
+export class TransportError extends Error {
+  constructor(
+    readonly host: string,
+    readonly step: TransportStep,
+    message: string,
+  ) {
+    super(`${host}: ${step}: ${message}`);
+    this.name = 'TransportError';
+  }
+}
+
+/** Everything needed to open an SSH connection to one host (from the inventory). */
+export interface SshTarget {
+  /** Inventory name. */
+  name: string;
+  address: string;
+  port: number;
+  user: string;
+  privateKeyFile?: string;
+  /** Passphrase of privateKeyFile, if it has one. Never printed. */
+  passphrase?: string;
+  become: boolean;
+  becomeUser: string;
+  /** sudo password, sent on stdin (`sudo -S`); never printed or logged. */
+  becomePassword?: string;
+  /** known_hosts file to check host keys against (default ~/.ssh/known_hosts). */
+  knownHostsFile?: string;
+  /** yes: refuse unknown keys; accept-new: record unknown keys, refuse changed ones; no: accept any. */
+  strictHostKeyChecking: 'yes' | 'accept-new' | 'no';
+  /** Jump hosts, in order, as OpenSSH's ProxyJump: [user@]host[:port]. */
+  proxyJump: string[];
+  connectTimeoutSec: number;
+}
