@@ -1,8 +1,11 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decom, down, ssh, STATE_DIR, up } from './helpers/sandbox.js';
+import { execFile } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { CLI, decom, down, ssh, STATE_DIR, up } from './helpers/sandbox.js';
 import { facts, holders, lines, mounts, type Facts } from './helpers/facts.js';
 
 interface Report {
@@ -147,7 +150,7 @@ describe('decom verify on kubespray-leftovers', () => {
 });
 
 describe('decom verify on the other scenarios', () => {
-  afterAll(() => down());
+  afterEach(() => down()); // also after a failure: the next test needs the machine free
 
   it('clean: exit 0, nothing reported', () => {
     up(['--nodes', '2', '--scenario', 'clean']);
@@ -159,7 +162,42 @@ describe('decom verify on the other scenarios', () => {
     expect(code).toBe(0);
     const t = decom(['verify', INVENTORY, 'all']);
     expect(t.stdout).toBe('node1: clean\nnode2: clean\n');
-    down();
+  });
+
+  it('clean node, but its Node object is still in the API: reported with a kubeconfig', async () => {
+    up(['--nodes', '2', '--scenario', 'clean']);
+    // A minimal API server on loopback: node1 is still registered, node2 is not.
+    const server = createServer((req, res) => {
+      if (req.url === '/api/v1/nodes/node1') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ kind: 'Node', apiVersion: 'v1', metadata: { name: 'node1' }, status: { conditions: [{ type: 'Ready', status: 'False' }] } }));
+      } else {
+        res.writeHead(404, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404 }));
+      }
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const port = (server.address() as AddressInfo).port;
+    const dir = mkdtempSync(join(tmpdir(), 'decom-kubeconfig-'));
+    const kubeconfig = join(dir, 'config');
+    writeFileSync(
+      kubeconfig,
+      `apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "http://127.0.0.1:${port}", insecure-skip-tls-verify: true}\nusers:\n- name: u\n  user: {token: t}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n`,
+    );
+    // spawnSync would block this process's event loop, and with it the API server: run it async.
+    const r = await new Promise<{ code: number; stdout: string }>((resolve) => {
+      execFile(process.execPath, [CLI, 'verify', INVENTORY, 'all', '--kubeconfig', kubeconfig, '--output', 'json'], (err, stdout) =>
+        resolve({ code: err ? Number((err as { code?: number }).code) : 0, stdout }),
+      );
+    });
+    server.close();
+    rmSync(dir, { recursive: true });
+    expect(r.code).toBe(1);
+    const rep = JSON.parse(r.stdout) as Report;
+    expect(rep.hosts.map((h) => [h.host, h.clean, h.findings])).toEqual([
+      ['node1', false, [{ kind: 'node-object', subject: 'node1', detail: `Node still registered at http://127.0.0.1:${port} (Ready=False)` }]],
+      ['node2', true, []],
+    ]);
   });
 
   it('orphaned-shims: the container without a shim, its port, the shims, bundles containerd no longer answers for', () => {
@@ -174,7 +212,6 @@ describe('decom verify on the other scenarios', () => {
     expect(subjects(report, 'node1', 'container').length).toBeGreaterThan(0);
     expect(subjects(report, 'node1', 'kubelet-service')).toEqual([]); // stopped and disabled
     expectNoUserObjects(report);
-    down();
   });
 
   it('docker-runtime: k8s_ containers and their shims, not the user container', () => {
@@ -185,7 +222,6 @@ describe('decom verify on the other scenarios', () => {
     expect(found.map((x) => x.detail.match(/name (k8s_\S+?),/)?.[1]).sort()).toEqual(lines(f.dockerNames).filter((n) => n.startsWith('k8s_')).sort());
     expect(subjects(report, 'node1', 'shim-process')).toHaveLength(4);
     expectNoUserObjects(report);
-    down();
   });
 
   it('force-deleted-pods: netns, veths, leases and mounts of pods containerd no longer has', () => {
@@ -201,7 +237,6 @@ describe('decom verify on the other scenarios', () => {
   });
 
   it('hostile names: a mount target with a space and a newline, a manifest name with quotes, a host name with a ;', () => {
-    down();
     up(['--nodes', '1', '--scenario', 'clean']);
     const target = '/var/lib/kubelet/pods/u1/volumes/kubernetes.io~empty-dir/my data\nline';
     ssh('node1', `mkdir -p '${target}' && mount -t tmpfs none '${target}' && mkdir -p /etc/kubernetes/manifests && touch "/etc/kubernetes/manifests/it's \\"quoted\\".yaml"`);
