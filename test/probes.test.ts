@@ -91,7 +91,7 @@ describe('probe parsers', () => {
     ]);
     const t = parseIptablesSave('# Generated\n*nat\n:PREROUTING ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n-A PREROUTING -j KUBE-SERVICES\nCOMMIT\n', 'legacy', 4);
     expect(t).toEqual([{ backend: 'legacy', family: 4, table: 'nat', chains: ['PREROUTING', 'KUBE-SERVICES'], rules: [{ chain: 'PREROUTING', spec: '-A PREROUTING -j KUBE-SERVICES' }] }]);
-    expect(parseIpvs('IP Virtual Server version 1.2.1 (size=4096)\nProt LocalAddress:Port Scheduler Flags\n  -> RemoteAddress:Port Forward Weight ActiveConn InActConn\nTCP  0AE90001:01BB rr\n  -> C0A80001:192B      Masq    1      0          0\n')).toEqual(['TCP 10.233.0.1:443']);
+    expect(parseIpvs('IP Virtual Server version 1.2.1 (size=4096)\nProt LocalAddress:Port Scheduler Flags\n  -> RemoteAddress:Port Forward Weight ActiveConn InActConn\nTCP  0AE90001:01BB rr\n  -> C0A80001:192B      Masq    1      0          0\nTCP  [fd00:0000:0000:0000:0000:0000:0000:0001]:01BB rr\n')).toEqual(['TCP 10.233.0.1:443', 'TCP [fd00:0000:0000:0000:0000:0000:0000:0001]:443']);
     const u = parseSystemctlShow('Id=kubelet.service\nLoadState=loaded\nActiveState=active\nUnitFileState=enabled\n\nId=etcd.service\nLoadState=not-found\nActiveState=inactive\nUnitFileState=\n');
     expect(u.get('kubelet.service')).toEqual({ id: 'kubelet.service', load: 'loaded', active: 'active', fileState: 'enabled' });
     expect(u.get('etcd.service')?.load).toBe('not-found');

@@ -138,10 +138,10 @@ export const parseNftTables = (text: string): { family: string; name: string }[]
 export function parseIpvs(text: string): string[] {
   const out: string[] = [];
   for (const l of lines(text)) {
-    const m = /^(TCP|UDP|SCTP)\s+([0-9A-F]+):([0-9A-F]+)/.exec(l);
+    const m = /^(TCP|UDP|SCTP)\s+(\[[0-9a-fA-F:]+\]|[0-9A-F]{8}):([0-9A-F]+)/.exec(l);
     if (!m) continue;
     const hex = m[2] as string;
-    const addr = hex.length === 8 ? (hex.match(/../g) ?? []).map((b) => parseInt(b, 16)).join('.') : hex;
+    const addr = hex.startsWith('[') ? hex : (hex.match(/../g) ?? []).map((b) => parseInt(b, 16)).join('.');
     out.push(`${m[1]} ${addr}:${parseInt(m[3] as string, 16)}`);
   }
   return out;

@@ -15,7 +15,7 @@ export const STATE_PATHS = {
   'kubernetes-config': ['/etc/kubernetes/*'],
   'kubelet-state': ['/var/lib/kubelet/*', '/var/lib/kubelet/pods/*'],
   'cni-config': ['/etc/cni/net.d/*'],
-  'cni-state': ['/var/lib/cni/*', '/var/lib/cni/networks/*/*'],
+  'cni-state': ['/var/lib/cni/*', '/var/lib/cni/networks/*/*', '/run/flannel/*'],
   'etcd-data': ['/var/lib/etcd/member'],
   'kubelet-unit': [
     '/etc/systemd/system/kubelet.service',
@@ -101,7 +101,7 @@ ip -o link show
 s iptables-nft
 if has iptables-nft-save; then $T iptables-nft-save; elif has iptables-save; then $T iptables-save; fi
 s ip6tables-nft
-if has ip6tables-nft-save; then $T ip6tables-nft-save; fi
+if has ip6tables-nft-save; then $T ip6tables-nft-save; elif has ip6tables-save; then $T ip6tables-save; fi
 s iptables-legacy
 v=; read -r v < /proc/net/ip_tables_names; [ -n "$v" ] && has iptables-legacy-save && $T iptables-legacy-save
 s ip6tables-legacy
@@ -112,9 +112,8 @@ s ipvs
 [ -r /proc/net/ip_vs ] && cat /proc/net/ip_vs
 
 s systemd
-KUBELET_UNIT=
-for u in /etc/systemd/system/kubelet.service /lib/systemd/system/kubelet.service /usr/lib/systemd/system/kubelet.service; do [ -e "$u" ] && KUBELET_UNIT=1; done
-[ -n "$KUBELET_UNIT" ] && [ "$PID1" = systemd ] && has systemctl && $T systemctl show -p Id,LoadState,ActiveState,UnitFileState kubelet.service
+# Asked even when the unit file is gone: a unit removed without daemon-reload can still be auto-restarting.
+[ "$PID1" = systemd ] && has systemctl && $T systemctl show -p Id,LoadState,ActiveState,UnitFileState kubelet.service
 
 # Runtime clients only when their daemon runs (a stale socket makes them hang).
 CONTAINERD=; running containerd && CONTAINERD=1

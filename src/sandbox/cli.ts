@@ -3,6 +3,7 @@ import { files, stateDir } from './layout.js';
 import { SCENARIOS, type ScenarioName } from './scenarios/index.js';
 import { down, readState, status, up, checkUpOptions, type UpOptions } from './sandbox.js';
 import { inputError } from '../util/errors.js';
+import { requireRoot } from './prereq.js';
 
 const int = (flag: string, v: string): number => {
   if (!/^\d+$/.test(v)) throw inputError(`${flag} takes a whole number, got "${v}"`);
@@ -72,6 +73,7 @@ export function scenariosCommand(): void {
 
 /** OpenSSH with the sandbox's key and pinned host keys: what a user would type, made short. */
 export async function sshCommand(node: string, command: string[]): Promise<number> {
+  requireRoot('decom sandbox ssh'); // the key is root's
   const state = readState();
   if (!state) throw inputError(`no sandbox is up (${stateDir()})`);
   const n = state.nodes.find((x) => x.name === node);

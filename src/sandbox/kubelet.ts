@@ -54,6 +54,10 @@ function readManifest(file: string): StaticPod | undefined {
     };
     const c = pod?.spec?.containers?.[0];
     if (!pod?.metadata?.name || !c?.name) throw new Error('no metadata.name or spec.containers[0].name');
+    const dns1123 = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
+    for (const n of [pod.metadata.name, c.name, pod.metadata.namespace ?? 'kube-system']) {
+      if (!dns1123.test(n)) throw new Error(`"${n}" is not a valid Kubernetes name`);
+    }
     const command = [...(c.command ?? []), ...(c.args ?? [])];
     return {
       file,

@@ -1,11 +1,24 @@
 import { join } from 'node:path';
+import { inputError } from '../util/errors.js';
 
 /**
  * Where a sandbox keeps its state and which host objects it owns. Everything the
  * sandbox makes on the host is named here, so `down` can find it again by name even
  * when state.json was lost.
  */
-export const stateDir = (): string => process.env.DECOM_SANDBOX_DIR ?? '/run/decom/sandbox';
+export const DEFAULT_STATE_DIR = '/run/decom/sandbox';
+
+/**
+ * `down` removes this folder, so it must be one decom can own: absolute, not /,
+ * and plain characters only (it ends up in overlay mount options and ssh args).
+ */
+export function stateDir(): string {
+  const dir = process.env.DECOM_SANDBOX_DIR || DEFAULT_STATE_DIR;
+  if (!/^\/[A-Za-z0-9._/-]*[A-Za-z0-9._-]$/.test(dir) || dir.split('/').includes('..')) {
+    throw inputError(`DECOM_SANDBOX_DIR must be an absolute path of letters, digits, ".", "_", "-" and "/" (not "/"), got "${dir}"`);
+  }
+  return dir;
+}
 
 export const files = (dir = stateDir()) => ({
   dir,

@@ -33,12 +33,19 @@ mount --bind "$R/proc/sys" "$R/proc/sys"
 mount --bind "$R/proc/sys/net" "$R/proc/sys/net"
 mount -o remount,bind,ro "$R/proc/sys"
 mount -o remount,bind,rw "$R/proc/sys/net"
+# No rebooting the host from a node, no poking its IRQs or buses.
+for p in sysrq-trigger irq bus; do
+  [ -e "$R/proc/$p" ] || continue
+  mount --bind "$R/proc/$p" "$R/proc/$p"
+  mount -o remount,bind,ro "$R/proc/$p"
+done
 mount -t sysfs -o ro,nosuid,nodev,noexec sysfs "$R/sys"
 
 # Cgroups: the host hierarchies seen through our cgroup namespace, so the node's
 # root is the cgroup the host made for it (v1 controllers, name=systemd, and v2).
 mount -t tmpfs -o mode=0755,nosuid,nodev,noexec cgroup "$R/sys/fs/cgroup"
 for h in /sys/fs/cgroup/*; do
+  [ -L "$h" ] && continue # co-mounted hierarchies (cpu,cpuacct) also appear as symlinks
   n=${h##*/}
   mkdir -p "$R/sys/fs/cgroup/$n"
   case $n in
@@ -121,8 +128,8 @@ umount -l /.oldroot
 rmdir /.oldroot
 cd /
 
-# No module loading, no clock setting: as in any container.
-drop="--bounding-set -sys_module,-sys_time"
+# No module loading, no clock setting, no raw I/O: as in any container.
+drop="--bounding-set -sys_module,-sys_time,-sys_rawio"
 if [ "$NODE_INIT" = systemd ]; then
   exec setpriv $drop -- env -i container=lxc PATH=/usr/sbin:/usr/bin:/sbin:/bin /lib/systemd/systemd
 fi

@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
-import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, readdirSync, writeFileSync, existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { chmodSync, closeSync, constants, existsSync, mkdirSync, openSync, readFileSync, readdirSync, writeFileSync, writeSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
@@ -44,8 +43,11 @@ export function starttimeOf(pid: number): string | undefined {
 
 export const isAlive = (h: NodeHandle): boolean => starttimeOf(h.pid) === h.starttime;
 
+/** Mounted hierarchies; co-mounted ones (cpu,cpuacct) also appear as symlinks (cpu, cpuacct): skip those. */
 const hierarchies = (): string[] =>
-  readdirSync(CGROUP_ROOT).filter((h) => existsSync(join(CGROUP_ROOT, h, 'cgroup.procs')));
+  readdirSync(CGROUP_ROOT, { withFileTypes: true })
+    .filter((e) => e.isDirectory() && existsSync(join(CGROUP_ROOT, e.name, 'cgroup.procs')))
+    .map((e) => e.name);
 
 /** Creates the node's cgroup in every hierarchy (cpuset needs its cpus/mems filled in at each level). */
 function makeCgroups(name: string): string[] {
@@ -112,7 +114,7 @@ function writeRootfs(spec: NodeSpec, hostKey: string): void {
       'Wants=containerd.service',
       '',
       '[Service]',
-      `ExecStart=/usr/bin/node ${join(PROJECT_DIR, 'dist', 'sandbox', 'kubelet.js')}`,
+      `ExecStart=/usr/bin/node "${join(PROJECT_DIR, 'dist', 'sandbox', 'kubelet.js').replaceAll('%', '%%')}"`,
       'Restart=always',
       'RestartSec=10s',
       '',
@@ -130,10 +132,13 @@ export function nodeExec(
   opts: { env?: Record<string, string>; timeoutMs?: number; input?: string | Buffer } = {},
 ): Promise<RunResult> {
   const env = Object.entries(opts.env ?? {}).map(([k, v]) => `${k}=${v}`);
+  const timeoutMs = opts.timeoutMs ?? 120_000;
   return run(
     'nsenter',
-    ['-t', String(h.pid), '-m', '-u', '-i', '-n', '-p', '-C', '--', 'env', '-i', 'PATH=/usr/sbin:/usr/bin:/sbin:/bin', 'HOME=/root', ...env, 'sh', '-c', script, 'decom-node'],
-    { timeoutMs: opts.timeoutMs ?? 120_000, input: opts.input },
+    // nsenter forks for -p and does not pass signals on: the time limit is enforced inside the node.
+    ['-t', String(h.pid), '-m', '-u', '-i', '-n', '-p', '-C', '--', 'timeout', '-k', '5', String(Math.ceil(timeoutMs / 1000)),
+      'env', '-i', 'PATH=/usr/sbin:/usr/bin:/sbin:/bin', 'HOME=/root', ...env, 'sh', '-c', script, 'decom-node'],
+    { timeoutMs: timeoutMs + 15_000, input: opts.input },
   );
 }
 
@@ -212,7 +217,19 @@ export async function startNode(spec: NodeSpec): Promise<NodeHandle & { state: s
   // The host-side unshare must not sit in the node's cgroup: systemd would adopt it.
   for (const h of hierarchies()) writeFileSync(join(CGROUP_ROOT, h, 'cgroup.procs'), String(unsharePid));
   await runOk('ip', ['link', 'add', 'name', 'eth0', 'link', BRIDGE, 'netns', String(pid), 'type', 'macvlan', 'mode', 'bridge']);
-  await writeFile(fifo, 'go\n');
+  await waitFor(`${spec.name} to take the go signal`, 10_000, () => {
+    if (!isAlive(handle)) throw new Error(`${spec.name}: PID 1 exited before it started: ${consoleTail(spec)}`);
+    try {
+      // Non-blocking: ENXIO until node-init has the fifo open for reading.
+      const fd = openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
+      writeSync(fd, 'go\n');
+      closeSync(fd);
+      return true;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENXIO') return undefined;
+      throw e;
+    }
+  });
 
   await waitFor(`sshd on ${spec.name} (${spec.addr}:22)`, 30_000, async () => {
     if (!isAlive(handle)) throw new Error(`${spec.name}: PID 1 exited during boot: ${consoleTail(spec)}`);

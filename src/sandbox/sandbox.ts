@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, rmdirSync, writeFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { stringify } from 'yaml';
-import { BRIDGE, CGROUP, CGROUP_ROOT, HOST_ADDR, HOST_LINK, MAX_NODES, PREFIX_LEN, files, nodeAddr, stateDir } from './layout.js';
+import { BRIDGE, CGROUP, CGROUP_ROOT, DEFAULT_STATE_DIR, HOST_ADDR, HOST_LINK, MAX_NODES, PREFIX_LEN, files, nodeAddr, stateDir } from './layout.js';
 import { isAlive, startNode, stopNode, type Init, type NodeHandle } from './node.js';
 import { requirePrograms, requireRoot } from './prereq.js';
 import { SCENARIOS, plantScenario, scenarioPrograms, type ScenarioName } from './scenarios/index.js';
@@ -44,7 +44,13 @@ export interface UpOptions {
 export function readState(dir = stateDir()): SandboxState | undefined {
   const f = files(dir).state;
   if (!existsSync(f)) return undefined;
-  return JSON.parse(readFileSync(f, 'utf8')) as SandboxState;
+  try {
+    const state = JSON.parse(readFileSync(f, 'utf8')) as SandboxState;
+    state.nodes = state.nodes.filter(Boolean); // nodes boot in parallel: a crash can leave holes
+    return state;
+  } catch {
+    return undefined; // torn by a crash mid-write: `down` still cleans up by name
+  }
 }
 
 /** Validates flags before anything is built: bad input costs nothing to undo. */
@@ -55,7 +61,7 @@ export function checkUpOptions(o: UpOptions): void {
   if (!Number.isInteger(o.controlPlanes) || o.controlPlanes < 1 || o.controlPlanes > o.nodes) {
     throw inputError(`--control-planes must be from 1 to --nodes (${o.nodes}), got ${o.controlPlanes}`);
   }
-  if (o.scenario !== null && !(o.scenario in SCENARIOS)) {
+  if (o.scenario !== null && !Object.hasOwn(SCENARIOS, o.scenario)) {
     throw inputError(`unknown scenario "${o.scenario}"; known: ${Object.keys(SCENARIOS).join(', ')}`);
   }
 }
@@ -132,6 +138,9 @@ export async function up(o: UpOptions): Promise<SandboxState> {
   const log = o.log ?? (() => {});
   checkUpOptions(o);
   requireRoot('decom sandbox up');
+  if (existsSync(join(CGROUP_ROOT, 'cgroup.controllers'))) {
+    throw inputError('the sandbox needs cgroup v1 or hybrid hierarchies (this host mounts only cgroup v2 at /sys/fs/cgroup)');
+  }
   requirePrograms([
     'unshare', 'nsenter', 'setpriv', 'ip', 'sshd', 'ssh-keygen', 'tini', 'containerd', 'runc', 'busybox',
     ...(o.init === 'systemd' ? ['systemd'] : []),
@@ -209,6 +218,21 @@ function raiseInotifyInstances(o: UpOptions): Record<string, string> {
   return { [INOTIFY]: current };
 }
 
+/** Removes what `up` wrote, by name, and the folder only when that leaves it empty. */
+function removeStateDir(dir: string): void {
+  const f = files(dir);
+  for (const p of [f.state, f.key, `${f.key}.pub`, f.knownHosts, f.inventory, f.image, `${f.image}.tmp`, join(dir, 'nodes')]) {
+    rmSync(p, { recursive: true, force: true });
+  }
+  for (const d of [dir, ...(dir === DEFAULT_STATE_DIR ? [dirname(dir)] : [])]) {
+    try {
+      rmdirSync(d);
+    } catch {
+      /* not empty (not only ours), or already gone */
+    }
+  }
+}
+
 /** Every cgroup dir of the sandbox, deepest first, in every hierarchy. */
 function sandboxCgroups(): string[] {
   const out: string[] = [];
@@ -233,7 +257,7 @@ export async function down(): Promise<{ nodes: number }> {
   requireRoot('decom sandbox down');
   const dir = stateDir();
   const state = readState(dir);
-  const nodes = state?.nodes.filter(Boolean) ?? [];
+  const nodes = state?.nodes ?? [];
   await Promise.all(nodes.map(stopNode));
   // Anything left in the sandbox's cgroups (by PID, from the kernel's own list).
   for (let round = 0; round < 50; round++) {
@@ -271,13 +295,9 @@ export async function down(): Promise<{ nodes: number }> {
     await runOk('ip', ['link', 'del', HOST_LINK]);
   }
   if ((await run('ip', ['link', 'show', BRIDGE])).code === 0) await runOk('ip', ['link', 'del', BRIDGE]);
-  for (const [path, value] of Object.entries(state?.hostSysctls ?? {})) writeFileSync(path, value);
-  rmSync(dir, { recursive: true, force: true });
-  try {
-    rmdirSync(dirname(dir)); // /run/decom, when the sandbox was all it held
-  } catch {
-    /* not empty, or not ours to remove */
-  }
+  const inotify = state?.hostSysctls?.[INOTIFY];
+  if (inotify && /^\d+$/.test(inotify)) writeFileSync(INOTIFY, inotify);
+  removeStateDir(dir);
   return { nodes: nodes.length };
 }
 
@@ -291,6 +311,7 @@ export interface NodeStatus {
 }
 
 export async function status(): Promise<{ dir: string; state: SandboxState | undefined; nodes: NodeStatus[] }> {
+  requireRoot('decom sandbox status'); // the state folder is root's (0700): without root it looks empty
   const dir = stateDir();
   const state = readState(dir);
   const { nodeExec } = await import('./node.js');

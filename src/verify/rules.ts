@@ -54,7 +54,7 @@ const MOUNT_PREFIXES = [
 ];
 
 /** CNI and kube-proxy links, by name: a node's own uplink may be a veth, so never by type. */
-const CNI_LINK = /^(cni0|flannel\.1|flannel-v6\.1|flannel\.4096|flannel-wg.*|vxlan\.calico|vxlan-v6\.calico|tunl0|cali.+|cilium_.+|lxc.+|kube-bridge|kube-dummy-if|kube-ipvs0|nodelocaldns|weave|vxlan-v6\.calico)$/;
+const CNI_LINK = /^(cni0|flannel\.1|flannel-v6\.1|flannel\.4096|flannel-wg.*|vxlan\.calico|vxlan-v6\.calico|tunl0|cali.+|cilium_.+|lxc[0-9a-f]{5,}|lxc_health|kube-bridge|kube-dummy-if|kube-ipvs0|nodelocaldns|weave|vxlan-v6\.calico)$/;
 
 /** Chains, targets and comments Kubernetes' components write. */
 const K8S_RULE = /(KUBE-|CNI-|cali-|cali:|CILIUM_|flannel|FLANNEL)/;
