@@ -27,31 +27,6 @@ export const STATE_PATHS = {
 
 export type StatePathKind = keyof typeof STATE_PATHS;
 
-/** Sections in the order the script prints them. */
-export const SECTIONS = [
-  'meta',
-  'paths',
-  'ps',
-  'cgroups',
-  'listen',
-  'mountinfo',
-  'netns',
-  'links',
-  'iptables-nft',
-  'ip6tables-nft',
-  'iptables-legacy',
-  'ip6tables-legacy',
-  'nft-tables',
-  'ipvs',
-  'systemd',
-  'crictl-pods',
-  'crictl-containers',
-  'ctr-containers',
-  'task-bundles',
-  'docker',
-] as const;
-export type Section = (typeof SECTIONS)[number];
-
 export function probeScript(nonce: string): string {
   const paths = Object.entries(STATE_PATHS)
     .flatMap(([kind, globs]) => globs.map((g) => `for p in ${g}; do [ -e "$p" ] || [ -L "$p" ] && printf '%s\\t%s\\0' ${kind} "$p"; done`))
