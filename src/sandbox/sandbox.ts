@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, rmdirSync, wr
 import { dirname, join } from 'node:path';
 import { stringify } from 'yaml';
 import { BRIDGE, CGROUP, CGROUP_ROOT, DEFAULT_STATE_DIR, HOST_ADDR, HOST_LINK, MAX_NODES, PREFIX_LEN, files, nodeAddr, stateDir } from './layout.js';
-import { isAlive, startNode, stopNode, type Init, type NodeHandle } from './node.js';
+import { isAlive, nodeExec, startNode, stopNode, type Init, type NodeHandle } from './node.js';
 import { requirePrograms, requireRoot } from './prereq.js';
 import { SCENARIOS, plantScenario, scenarioPrograms, type ScenarioName } from './scenarios/index.js';
 import { startEtcd } from './etcd.js';
@@ -192,7 +192,8 @@ export async function up(o: UpOptions): Promise<SandboxState> {
     if (o.scenario) {
       log(`planting scenario ${o.scenario}`);
       await buildImage(f.image);
-      await mapLimit(state.nodes, 6, (n) => plantScenario(o.scenario as ScenarioName, n, state, dir));
+      const image = readFileSync(f.image);
+      await mapLimit(state.nodes, 6, (n) => plantScenario(o.scenario as ScenarioName, n, state, image));
     }
     writeFileSync(f.state, JSON.stringify(state, null, 2));
     return state;
@@ -314,7 +315,6 @@ export async function status(): Promise<{ dir: string; state: SandboxState | und
   requireRoot('decom sandbox status'); // the state folder is root's (0700): without root it looks empty
   const dir = stateDir();
   const state = readState(dir);
-  const { nodeExec } = await import('./node.js');
   const nodes = await Promise.all(
     (state?.nodes ?? []).filter(Boolean).map(async (n): Promise<NodeStatus> => {
       const alive = isAlive(n);

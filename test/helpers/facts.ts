@@ -58,8 +58,7 @@ export function holders(listen: string): Map<number, number> {
   return m;
 }
 
-export const mounts = (mountinfo: string): string[] =>
-  lines(mountinfo).map((l) => (l.split(' ')[4] ?? '').replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8))));
+export { mountTargets as mounts } from './sandbox.js';
 
 /** The command lines of a process's ancestors on the node, parent first, up to PID 1. */
 export function ancestors(node: string, pid: number): string[] {

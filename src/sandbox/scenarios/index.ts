@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { files } from '../layout.js';
 import { PROJECT_DIR, nodeExec } from '../node.js';
 import type { SandboxNode, SandboxState } from '../sandbox.js';
 
@@ -72,7 +71,8 @@ export async function runNodeScript(
   return r.stdout;
 }
 
-export async function plantScenario(name: ScenarioName, node: SandboxNode, state: SandboxState, dir: string): Promise<void> {
+/** `image` is the busybox image tar, fed to the node on stdin (lib.sh imports it). */
+export async function plantScenario(name: ScenarioName, node: SandboxNode, state: SandboxState, image: Buffer): Promise<void> {
   const body = readFileSync(join(here, `${name}.sh`), 'utf8');
-  await runNodeScript(node, state, `planting scenario ${name}`, body, readFileSync(files(dir).image));
+  await runNodeScript(node, state, `planting scenario ${name}`, body, image);
 }
