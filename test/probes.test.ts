@@ -2,13 +2,25 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
-  parseCrictl, parseCtr, parseDocker, parseIpvs, parseIptablesSave, parseLinks, parseMountinfo, parsePs, parseSs,
+  parseCrictl, parseCtr, parseDocker, parseIpvs, parseIptablesSave, parseLinks, parseMountinfo, parseProcs, parseSs,
   parseSystemctlShow, splitSections,
 } from '../src/probes/parse.js';
 import { findings } from '../src/verify/rules.js';
 import type { NodeState } from '../src/probes/state.js';
 
 const fixture = (f: string) => readFileSync(join(import.meta.dirname, 'fixtures', 'crictl', f), 'utf8');
+
+/** What the probe's two greps print for these processes: [pid, ppid, comm, argv]. */
+function procs(list: [number, number, string, string[]][]): ReturnType<typeof parseProcs> {
+  // grep -H prefixes every line, also the second line of a value holding a line break.
+  const lines = (pid: number, file: string, text: string) => text.split('\n').map((l) => `/proc/${pid}/${file}:${l}`);
+  const stat = list.flatMap(([pid, ppid, comm]) => lines(pid, 'stat', `${pid} (${comm}) S ${ppid} ${pid} ${pid} 0 -1 4194560`)).join('\n');
+  const cmdline = list
+    .filter(([, , , argv]) => argv.length)
+    .flatMap(([pid, , , argv]) => lines(pid, 'cmdline', `${argv.join('\0')}\0`))
+    .join('\n');
+  return parseProcs(`${stat}\n`, `${cmdline}\n`);
+}
 
 const emptyState = (): NodeState => ({
   hostname: 'n', machineId: 'm', pid1: 'systemd', uid: 0, tools: new Set(), paths: [], processes: new Map(),
@@ -40,8 +52,8 @@ describe('probe parsers', () => {
       `${b}/aaa/init.pid:120`,
       `${b}/bbb/init.pid:130`,
     ].join('\n');
-    const procs = parsePs('120 50 /bin/sleep 2147483647\n');
-    expect(parseCtr('aaa\nccc\n', bundles, procs)).toEqual([
+    const running = procs([[120, 50, 'sleep', ['/bin/sleep', '2147483647']]]);
+    expect(parseCtr('aaa\nccc\n', bundles, running)).toEqual([
       { id: 'aaa', runtime: 'containerd', kind: 'sandbox', pod: 'kube-system/etcd-node1', pid: 120, state: 'running' },
       { id: 'ccc', runtime: 'containerd', kind: 'unknown', state: 'no task' },
       { id: 'bbb', runtime: 'containerd', kind: 'container', name: 'etcd', pid: 130, state: 'exited, task bundle left (containerd does not list it)' },
@@ -80,8 +92,28 @@ describe('probe parsers', () => {
   });
 
   it('names processes by argv[0], not by the 15-character comm', () => {
-    const p = parsePs('  1 0 /lib/systemd/systemd\n 284 1 /usr/bin/containerd-shim-runc-v2 -namespace k8s.io -id abc -address /run/containerd/containerd.sock\n   2 0 [kthreadd]\n');
-    expect([...p.values()].map((x) => x.name)).toEqual(['systemd', 'containerd-shim-runc-v2', '[kthreadd]']);
+    const p = procs([
+      [1, 0, 'systemd', ['/lib/systemd/systemd']],
+      [284, 1, 'containerd-shim', ['/usr/bin/containerd-shim-runc-v2', '-namespace', 'k8s.io', '-id', 'abc']],
+      [2, 0, 'kthreadd', []],
+    ]);
+    expect([...p.values()].map((x) => [x.pid, x.ppid, x.name, x.args])).toEqual([
+      [1, 0, 'systemd', '/lib/systemd/systemd'],
+      [284, 1, 'containerd-shim-runc-v2', '/usr/bin/containerd-shim-runc-v2 -namespace k8s.io -id abc'],
+      [2, 0, '[kthreadd]', '[kthreadd]'],
+    ]);
+  });
+
+  it('reads hostile process names and arguments whole: ") " and line breaks in comm, line breaks in argv', () => {
+    // A comm of "x) S 1 (y\n9 (kubelet" must not make up a process 9, nor change this one's parent.
+    const p = procs([
+      [40, 7, 'x) S 1 (y\n9 (kubelet', ['/opt/my app/evil', 'a\nb', 'c']],
+      [41, 40, 'sh', ['sh', '-c', 'echo "/proc/9/stat:9 (kubelet) S 1"']],
+    ]);
+    expect([...p.values()].map((x) => [x.pid, x.ppid, x.name, x.args])).toEqual([
+      [40, 7, 'evil', '/opt/my app/evil a\nb c'],
+      [41, 40, 'sh', 'sh -c echo "/proc/9/stat:9 (kubelet) S 1"'],
+    ]);
   });
 
   it('reads ip -o link, iptables-save, /proc/net/ip_vs and systemctl show', () => {
@@ -108,9 +140,13 @@ describe('probe parsers', () => {
 describe('residue rules', () => {
   it('reports a container process whose shim is gone, but not one under a shim', () => {
     const s = emptyState();
-    s.processes = parsePs(
-      ['1 0 /lib/systemd/systemd', '50 1 /usr/bin/containerd-shim-runc-v2 -namespace k8s.io -id abc -address /run/x', '60 50 /bin/httpd -f -p 2379', '70 1 /bin/httpd -f -p 6443', '80 1 /usr/bin/containerd-shim-runc-v2 -namespace default -id app -address /run/x'].join('\n'),
-    );
+    s.processes = procs([
+      [1, 0, 'systemd', ['/lib/systemd/systemd']],
+      [50, 1, 'containerd-shim', ['/usr/bin/containerd-shim-runc-v2', '-namespace', 'k8s.io', '-id', 'abc', '-address', '/run/x']],
+      [60, 50, 'httpd', ['/bin/httpd', '-f', '-p', '2379']],
+      [70, 1, 'httpd', ['/bin/httpd', '-f', '-p', '6443']],
+      [80, 1, 'containerd-shim', ['/usr/bin/containerd-shim-runc-v2', '-namespace', 'default', '-id', 'app', '-address', '/run/x']],
+    ]);
     s.k8sCgroups = new Map([
       [60, '/kubepods/besteffort/podA/abc'],
       [70, '/kubepods/besteffort/podB/def'],
@@ -130,6 +166,19 @@ describe('residue rules', () => {
     s.mounts = [{ target: '/srv/appdata', fstype: 'tmpfs', source: 'app-data' }, { target: '/run/containerd/io.containerd.runtime.v2.task/default/app-cache/rootfs', fstype: 'overlay', source: 'overlay' }, { target: '/run/netns/app-vpn', fstype: 'nsfs', source: 'nsfs' }];
     s.nftTables = [{ family: 'inet', name: 'app-filter' }];
     s.units = new Map([['kubelet.service', { id: 'kubelet.service', load: 'loaded', active: 'inactive', fileState: 'disabled' }]]);
+    s.paths = [{ kind: 'kubelet-unit', path: '/etc/systemd/system/kubelet.service' }];
     expect(findings(s)).toEqual([]);
+  });
+
+  it('judges kubelet.service from its wants link and cgroup, else from systemd', () => {
+    const unit = (s: NodeState) => findings(s).filter((f) => f.kind === 'kubelet-service').map((f) => f.detail.replace(/; a running.*$/, ''));
+    const s = emptyState();
+    s.paths = [{ kind: 'kubelet-unit-state', path: '/etc/systemd/system/multi-user.target.wants/kubelet.service' }];
+    expect(unit(s)).toEqual(['enabled (/etc/systemd/system/multi-user.target.wants/kubelet.service)']);
+    s.paths = [{ kind: 'kubelet-unit-state', path: '/sys/fs/cgroup/unified/system.slice/kubelet.service' }];
+    expect(unit(s)).toEqual(['running (cgroup /sys/fs/cgroup/unified/system.slice/kubelet.service), not enabled']);
+    s.paths = [];
+    s.units = new Map([['kubelet.service', { id: 'kubelet.service', load: 'loaded', active: 'activating', fileState: '' }]]);
+    expect(unit(s)).toEqual(['activating, no unit file state']);
   });
 });

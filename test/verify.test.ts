@@ -147,6 +147,22 @@ describe('decom verify on kubespray-leftovers', () => {
     expect(rep.hosts[0]!.error).toMatch(/^node1: host-key: .*SHA256:[A-Za-z0-9+/]{43}/);
     expect(rep.hosts[1]!.error).toMatch(/^node2: host-key: /); // unknown in that file
   });
+
+  // Last in this block: it changes node2's kubelet.
+  it('judges kubelet.service by its wants link and cgroup, and asks systemd when only systemd knows', () => {
+    const unit = r.hosts[0]!.findings.find((x) => x.kind === 'kubelet-service')!;
+    expect(unit.detail).toMatch(/^running \(cgroup \/sys\/fs\/cgroup\/\S+\/system\.slice\/kubelet\.service\), enabled \(\/etc\/systemd\/system\/multi-user\.target\.wants\/kubelet\.service\)/);
+    // Disabled and killed: no wants link, no cgroup, no process, yet systemd restarts it in 10 s.
+    const sub = ssh('node2', 'systemctl disable -q kubelet && kill -9 "$(systemctl show -p MainPID --value kubelet)" && sleep 0.3 && systemctl show -p ActiveState,SubState,UnitFileState kubelet');
+    expect(sub).toBe('ActiveState=activating\nSubState=auto-restart\nUnitFileState=disabled\n');
+    const restarting = verifyJson(['node2']).report.hosts[0]!.findings;
+    expect(restarting.filter((x) => x.kind === 'kubelet-process')).toEqual([]);
+    expect(restarting.filter((x) => x.kind === 'kubelet-service').map((x) => x.detail)).toEqual([
+      'activating, disabled; a running or enabled kubelet re-registers the Node',
+    ]);
+    ssh('node2', 'systemctl stop kubelet');
+    expect(subjects(verifyJson(['node2']).report, 'node2', 'kubelet-service')).toEqual([]);
+  });
 });
 
 describe('decom verify on the other scenarios', () => {

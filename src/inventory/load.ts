@@ -11,7 +11,7 @@ import { resolveGroupTree } from './group-tree.js';
 import type { RawInventory } from './raw.js';
 import { readTextFile } from './read-file.js';
 import type { Host, Inventory } from './types.js';
-import { loadVarsFiles } from './vars-files.js';
+import { loadVarsFilesFor } from './vars-files.js';
 import { describeValue, fieldError } from './where.js';
 import { parseYaml, whereOf, type YamlFile } from './yaml-source.js';
 
@@ -82,8 +82,8 @@ function isDecomFormat(y: YamlFile): boolean {
 async function ansibleInventory(raw: RawInventory, defaultUser: () => string): Promise<Inventory> {
   const tree = resolveGroupTree(raw);
   const files: VarsFiles = {
-    groups: await varsFilesFor([...raw.groups.keys()], raw.file, 'group_vars'),
-    hosts: await varsFilesFor(raw.hostOrder, raw.file, 'host_vars'),
+    groups: await loadVarsFilesFor(raw.file, 'group_vars', [...raw.groups.keys()]),
+    hosts: await loadVarsFilesFor(raw.file, 'host_vars', raw.hostOrder),
   };
   const hosts = new Map<string, Host>();
   for (const name of raw.hostOrder) {
@@ -93,10 +93,6 @@ async function ansibleInventory(raw: RawInventory, defaultUser: () => string): P
     hosts.set(name, { ...target, groups, vars: plainVars(vars) });
   }
   return { file: raw.file, hosts, groups: tree.groupHosts };
-}
-
-async function varsFilesFor(names: string[], file: string, kind: 'group_vars' | 'host_vars') {
-  return new Map(await Promise.all(names.map(async (n) => [n, await loadVarsFiles(file, kind, n)] as const)));
 }
 
 function currentUser(): string {

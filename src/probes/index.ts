@@ -4,7 +4,7 @@ import { TransportError } from '../transport/types.js';
 import { probeScript } from './script.js';
 import {
   parseCgroups, parseCrictl, parseCtr, parseDocker, parseIpvs, parseIptablesSave, parseLinks, parseMeta,
-  parseMountinfo, parseNetns, parseNftTables, parsePaths, parsePs, parseSs, parseSystemctlShow, splitSections,
+  parseMountinfo, parseNetns, parseNftTables, parsePaths, parseProcs, parseSs, parseSystemctlShow, splitSections,
 } from './parse.js';
 import type { NodeState } from './state.js';
 
@@ -16,7 +16,7 @@ export function parseProbe(out: string, nonce: string): NodeState {
   const get = (name: string) => s.get(name) ?? '';
   const meta = parseMeta(get('meta'));
   const crictl = meta.tools.has('crictl') && get('crictl-pods').trim() !== '';
-  const processes = parsePs(get('ps'));
+  const processes = parseProcs(get('stat'), get('cmdline'));
   return {
     ...meta,
     paths: parsePaths(get('paths')),

@@ -44,16 +44,40 @@ export function parsePaths(text: string): { kind: StatePathKind; path: string }[
   });
 }
 
-/** `ps -e -ww -o pid=,ppid=,args=`; the name is argv[0]'s basename (comm is cut to 15 chars). */
-export function parsePs(text: string): Map<number, Proc> {
+/** Lines of `grep -H '' /proc/[0-9]*\/FILE`, joined back per PID (a line break inside a value continues it). */
+function perPid(text: string, file: string): Map<number, string> {
+  const out = new Map<number, string>();
+  const prefix = /^\/proc\/(\d+)\/([a-z]+):/;
+  for (const l of text.split('\n')) {
+    const m = prefix.exec(l);
+    if (!m || m[2] !== file) continue;
+    const pid = Number(m[1]);
+    const v = l.slice(m[0].length);
+    const had = out.get(pid);
+    out.set(pid, had === undefined ? v : `${had}\n${v}`);
+  }
+  return out;
+}
+
+/**
+ * Processes from /proc/PID/stat ("PID (COMM) STATE PPID …", COMM may hold any byte)
+ * and /proc/PID/cmdline (argv, NUL-separated). The name is argv[0]'s basename, not
+ * the 15-character comm; kernel threads and zombies (no argv) are "[comm]", as ps shows them.
+ */
+export function parseProcs(statText: string, cmdlineText: string): Map<number, Proc> {
+  const cmdlines = perPid(cmdlineText, 'cmdline');
   const procs = new Map<number, Proc>();
-  for (const l of lines(text)) {
-    const m = /^\s*(\d+)\s+(\d+)\s(.*)$/.exec(l);
-    if (!m) continue;
-    const args = (m[3] as string).trim();
-    const argv0 = args.startsWith('[') ? args : (args.split(/\s+/)[0] ?? '');
-    const name = argv0.slice(argv0.lastIndexOf('/') + 1);
-    procs.set(Number(m[1]), { pid: Number(m[1]), ppid: Number(m[2]), name, args });
+  for (const [pid, stat] of perPid(statText, 'stat')) {
+    const open = stat.indexOf(' (');
+    const close = stat.lastIndexOf(') ');
+    if (open < 0 || close < open) continue;
+    const ppid = Number(stat.slice(close + 2).split(' ')[1]);
+    if (!Number.isInteger(ppid)) continue;
+    const argv = (cmdlines.get(pid) ?? '').split('\0');
+    while (argv.length && argv[argv.length - 1] === '') argv.pop();
+    const argv0 = argv[0] ?? '';
+    const name = argv0 ? argv0.slice(argv0.lastIndexOf('/') + 1) : `[${stat.slice(open + 2, close)}]`;
+    procs.set(pid, { pid, ppid, name, args: argv.length ? argv.join(' ') : name });
   }
   return procs;
 }

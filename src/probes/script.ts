@@ -4,9 +4,10 @@
  * line carrying a per-run nonce, so nothing found on the node (a file name with a
  * newline, a hostile mount target) can forge a section. Parsing is elsewhere and pure.
  *
- * Fork budget matters at fleet scale: shell globs and builtins where they do, one
- * process per view otherwise, and no runtime client when its daemon is not running
- * (ctr waits ~10 s on a stale socket).
+ * Fork budget matters at fleet scale (each exec costs ~1.5 ms of node CPU, systemctl
+ * and the Go clients ~10): shell globs and builtins where they do, one process per
+ * view otherwise, no runtime client when its daemon is not running (ctr waits ~10 s
+ * on a stale socket), and `timeout` only around clients that can hang on a daemon.
  */
 
 /** Paths whose entries are Kubernetes' state, by finding kind. Globs, expanded by the node's sh. */
@@ -22,6 +23,14 @@ export const STATE_PATHS = {
     '/etc/systemd/system/kubelet.service.d',
     '/lib/systemd/system/kubelet.service',
     '/usr/lib/systemd/system/kubelet.service',
+    '/run/systemd/system/kubelet.service',
+  ],
+  // Enabled (a wants link) or running (its cgroup, v1 or v2): what systemctl would say, without asking it.
+  'kubelet-unit-state': [
+    '/etc/systemd/system/*.wants/kubelet.service',
+    '/sys/fs/cgroup/systemd/system.slice/kubelet.service',
+    '/sys/fs/cgroup/unified/system.slice/kubelet.service',
+    '/sys/fs/cgroup/system.slice/kubelet.service',
   ],
 } as const;
 
@@ -42,22 +51,27 @@ s meta
 read -r v < /proc/sys/kernel/hostname; printf 'hostname=%s\\n' "$v"
 v=; read -r v < /etc/machine-id; printf 'machine_id=%s\\n' "$v"
 read -r PID1 < /proc/1/comm; printf 'pid1=%s\\n' "$PID1"
-printf 'uid=%s\\n' "$(id -u)"
+# The effective uid (Uid: real effective saved fs), without forking id -u.
+while read -r k _ v _; do [ "$k" = Uid: ] && printf 'uid=%s\\n' "$v" && break; done < /proc/self/status
 for t in crictl ctr docker iptables-nft-save iptables-legacy-save ip6tables-nft-save ip6tables-legacy-save iptables-save nft ss systemctl; do has "$t" && printf 'tool=%s\\n' "$t"; done
 
 s paths
 ${paths}
 
-s ps
-PS=$(ps -e -ww -o pid=,ppid=,args=)
-printf '%s\\n' "$PS"
-# Is a daemon running? Matched on argv[0] in the listing above: no pgrep, no fork.
-NL='
-'
-running() { case "$NL$PS$NL" in *"/$1$NL"* | *"/$1 "*) return 0 ;; esac; return 1; }
+# Processes straight from /proc (ps reads five files per process): pid, comm and ppid
+# from stat, argv from cmdline. grep -H prefixes every line with the file it came
+# from, so no process can forge another's entry.
+s stat
+ST=$(grep -H '' /proc/[0-9]*/stat)
+printf '%s\\n' "$ST"
+# Is a daemon running? Matched on its comm in the listing above: no pgrep, no fork.
+running() { case "$ST" in *" ($1) "*) return 0 ;; esac; return 1; }
+s cmdline
+grep -a -H '' /proc/[0-9]*/cmdline
 
 s cgroups
-grep -E 'kubepods|/k8s\\.io/|cri-containerd' /proc/[0-9]*/cgroup
+# One line per process is enough (-m 1 counts per file): v1 repeats the path per controller.
+grep -H -m 1 -E 'kubepods|/k8s\\.io/|cri-containerd' /proc/[0-9]*/cgroup
 
 s listen
 ss -Hltnp
@@ -74,21 +88,24 @@ ip -o link show
 # Both backends: a node that switched (or ran two kube-proxy versions) carries both.
 # Legacy tables are read only when the kernel has them loaded: reading must not load modules.
 s iptables-nft
-if has iptables-nft-save; then $T iptables-nft-save; elif has iptables-save; then $T iptables-save; fi
+if has iptables-nft-save; then iptables-nft-save; elif has iptables-save; then iptables-save; fi
 s ip6tables-nft
-if has ip6tables-nft-save; then $T ip6tables-nft-save; elif has ip6tables-save; then $T ip6tables-save; fi
+if has ip6tables-nft-save; then ip6tables-nft-save; elif has ip6tables-save; then ip6tables-save; fi
 s iptables-legacy
-v=; read -r v < /proc/net/ip_tables_names; [ -n "$v" ] && has iptables-legacy-save && $T iptables-legacy-save
+v=; read -r v < /proc/net/ip_tables_names; [ -n "$v" ] && has iptables-legacy-save && iptables-legacy-save
 s ip6tables-legacy
-v=; read -r v < /proc/net/ip6_tables_names; [ -n "$v" ] && has ip6tables-legacy-save && $T ip6tables-legacy-save
+v=; read -r v < /proc/net/ip6_tables_names; [ -n "$v" ] && has ip6tables-legacy-save && ip6tables-legacy-save
 s nft-tables
-has nft && $T nft list tables
+has nft && nft list tables
 s ipvs
 [ -r /proc/net/ip_vs ] && cat /proc/net/ip_vs
 
 s systemd
-# Asked even when the unit file is gone: a unit removed without daemon-reload can still be auto-restarting.
-[ "$PID1" = systemd ] && has systemctl && $T systemctl show -p Id,LoadState,ActiveState,UnitFileState kubelet.service
+# Only when the files above cannot tell (not enabled, no cgroup): then systemd alone
+# knows an auto-restarting kubelet, even one whose unit file was removed without a
+# daemon-reload.
+KU=; for p in ${STATE_PATHS['kubelet-unit-state'].join(' ')}; do [ -e "$p" ] && KU=1; done
+[ "$PID1" = systemd ] && [ -z "$KU" ] && has systemctl && $T systemctl show -p Id,LoadState,ActiveState,UnitFileState kubelet.service
 
 # Runtime clients only when their daemon runs (a stale socket makes them hang).
 CONTAINERD=; running containerd && CONTAINERD=1
@@ -101,7 +118,7 @@ s ctr-containers
 # Every task bundle's CRI annotations and init PID: there even when containerd is down.
 s task-bundles
 set -- /run/containerd/io.containerd.runtime.v2.task/k8s.io/*/config.json /run/containerd/io.containerd.runtime.v2.task/k8s.io/*/init.pid
-grep -H -o -E '"io\\.kubernetes\\.cri\\.[a-z-]*":"[^"]*"|^[0-9]+$' "$@"
+grep -H -o -E '"io\\.kubernetes\\.cri\\.(container-type|container-name|sandbox-name|sandbox-namespace)":"[^"]*"|^[0-9]+$' "$@"
 s docker
 running dockerd && has docker && $T docker ps -a --no-trunc --filter name=^k8s_ --format '{{.ID}}\\t{{.Names}}\\t{{.State}}'
 s end

@@ -70,22 +70,13 @@ function rolesOf(index: number, controlPlanes: number): Role[] {
   return index < controlPlanes ? ['control-plane', 'etcd'] : ['worker'];
 }
 
-/** kubespray's inventory shape, so the same file serves decom, kubespray and Ansible. */
+/**
+ * kubespray's inventory shape, so the same file serves decom, kubespray and Ansible:
+ * addresses per host, the connection settings they share once in all.vars.
+ */
 function inventoryYaml(state: SandboxState, dir: string): string {
   const f = files(dir);
-  const hostVars = Object.fromEntries(
-    state.nodes.map((n) => [
-      n.name,
-      {
-        ansible_host: n.addr,
-        ip: n.addr,
-        access_ip: n.addr,
-        ansible_user: 'root',
-        ansible_ssh_private_key_file: f.key,
-        ansible_ssh_common_args: `-o UserKnownHostsFile=${f.knownHosts} -o StrictHostKeyChecking=yes`,
-      },
-    ]),
-  );
+  const hostVars = Object.fromEntries(state.nodes.map((n) => [n.name, { ansible_host: n.addr, ip: n.addr, access_ip: n.addr }]));
   const group = (role: Role) =>
     Object.fromEntries(state.nodes.filter((n) => n.roles.includes(role)).map((n) => [n.name, null]));
   const doc = {
@@ -96,6 +87,11 @@ function inventoryYaml(state: SandboxState, dir: string): string {
         etcd: { hosts: group('etcd') },
         kube_node: { hosts: group('worker') },
         k8s_cluster: { children: { kube_control_plane: null, kube_node: null } },
+      },
+      vars: {
+        ansible_user: 'root',
+        ansible_ssh_private_key_file: f.key,
+        ansible_ssh_common_args: `-o UserKnownHostsFile=${f.knownHosts} -o StrictHostKeyChecking=yes`,
       },
     },
   };

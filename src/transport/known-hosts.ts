@@ -43,10 +43,16 @@ export function parseKnownHosts(text: string, file: string): KnownHostEntry[] {
   return entries;
 }
 
+/** The last parse of each file: a fleet's hosts share one known_hosts, read per host, parsed once. */
+const parsed = new Map<string, { text: string; entries: KnownHostEntry[] }>();
+
 /** Reads a known_hosts file; a missing file knows no hosts. */
 export function readKnownHosts(file: string): KnownHostEntry[] {
   if (!existsSync(file)) return [];
-  return parseKnownHosts(readFileSync(file, 'utf8'), file);
+  const text = readFileSync(file, 'utf8');
+  let hit = parsed.get(file);
+  if (hit?.text !== text) parsed.set(file, (hit = { text, entries: parseKnownHosts(text, file) }));
+  return hit.entries;
 }
 
 /** The name ssh looks up: "host" on port 22, "[host]:port" otherwise; lower case, as ssh does. */

@@ -29,7 +29,17 @@ export interface Credentials {
 
 export const expandHome = (p: string): string => (p === '~' || p.startsWith('~/') ? join(homedir(), p.slice(1)) : p);
 
-function parsePrivateKey(data: Buffer, passphrase: string | undefined): ParsedKey | Error {
+/** Parsed keys by file, content and passphrase: a fleet shares one key, parsed once, not once per host. */
+const parsedKeys = new Map<string, ParsedKey | Error>();
+
+function parsePrivateKey(data: Buffer, passphrase: string | undefined, file: string): ParsedKey | Error {
+  const id = `${file}\0${passphrase ?? ''}\0${data.toString('base64')}`;
+  let key = parsedKeys.get(id);
+  if (!key) parsedKeys.set(id, (key = parseKeyNow(data, passphrase)));
+  return key;
+}
+
+function parseKeyNow(data: Buffer, passphrase: string | undefined): ParsedKey | Error {
   const parsed = utils.parseKey(data, passphrase);
   if (parsed instanceof Error) return parsed;
   const key = Array.isArray(parsed) ? (parsed[0] as ParsedKey | undefined) : parsed;
@@ -53,7 +63,7 @@ export function loadCredentials(target: SshTarget): Credentials {
     } catch (e) {
       throw new TransportError(target.name, 'auth', `cannot read private key ${file}: ${(e as NodeJS.ErrnoException).code ?? e}`);
     }
-    const key = parsePrivateKey(data, target.passphrase);
+    const key = parsePrivateKey(data, target.passphrase, file);
     if (key instanceof Error) throw new TransportError(target.name, 'auth', `cannot use private key ${file}: ${key.message}`);
     offered.push(keyCredential(file, key));
   }
@@ -63,7 +73,7 @@ export function loadCredentials(target: SshTarget): Credentials {
     for (const name of DEFAULT_KEYS) {
       const file = join(homedir(), '.ssh', name);
       if (!existsSync(file)) continue;
-      const key = parsePrivateKey(readFileSync(file), target.passphrase);
+      const key = parsePrivateKey(readFileSync(file), target.passphrase, file);
       if (key instanceof Error) skipped.push(`${file} (${key.message})`);
       else offered.push(keyCredential(file, key));
     }

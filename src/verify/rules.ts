@@ -81,7 +81,7 @@ export function findings(s: NodeState): Finding[] {
   const procs = s.processes;
 
   for (const { kind, path } of s.paths) {
-    if (kind === 'kubelet-unit') continue; // judged through the unit's state below
+    if (kind === 'kubelet-unit' || kind === 'kubelet-unit-state') continue; // judged as the unit's state below
     if (kind === 'kubernetes-config' && path === '/etc/kubernetes/manifests') continue; // its entries are reported one by one
     add(kind, path, kind === 'static-pod-manifest' ? 'the kubelet runs this pod while the file exists' : 'left on disk');
   }
@@ -90,10 +90,17 @@ export function findings(s: NodeState): Finding[] {
     if (p.name === 'kubelet') add('kubelet-process', String(p.pid), p.args);
     if (K8S_ONLY_DAEMONS.has(p.name)) add('runtime-daemon', p.name, `pid ${p.pid}: ${p.args}`);
   }
+  // From the files when they tell (a wants link: enabled; its cgroup: running), else from systemd.
+  const unitFiles = s.paths.filter((p) => p.kind === 'kubelet-unit-state').map((p) => p.path);
+  const running = unitFiles.find((p) => p.startsWith('/sys/fs/cgroup/'));
+  const wants = unitFiles.find((p) => !p.startsWith('/sys/fs/cgroup/'));
   const kubelet = s.units.get('kubelet.service');
-  if (kubelet && (kubelet.active === 'active' || kubelet.active === 'activating' || kubelet.fileState === 'enabled')) {
-    add('kubelet-service', 'kubelet.service', `${kubelet.active}, ${kubelet.fileState || 'no unit file state'} (an enabled kubelet comes back and re-registers)`);
-  }
+  const state = running || wants
+    ? [running && `running (cgroup ${running})`, wants ? `enabled (${wants})` : 'not enabled'].filter(Boolean).join(', ')
+    : kubelet && (kubelet.active === 'active' || kubelet.active === 'activating' || kubelet.fileState === 'enabled')
+      ? `${kubelet.active}, ${kubelet.fileState || 'no unit file state'}`
+      : undefined;
+  if (state) add('kubelet-service', 'kubelet.service', `${state}; a running or enabled kubelet re-registers the Node`);
 
   const dockerK8s = new Set(s.containers.filter((c) => c.runtime === 'docker').map((c) => c.id));
   for (const c of s.containers) {
