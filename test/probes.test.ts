@@ -129,11 +129,20 @@ describe('probe parsers', () => {
     expect(u.get('etcd.service')?.load).toBe('not-found');
   });
 
-  it('keeps sections apart by the nonce, so output cannot forge one', () => {
-    const out = '\n@@decom-n1 paths\nkubelet-state\t/var/lib/kubelet/x\n@@decom-evil netns\0\n@@decom-n1 netns\n/run/netns/cni-1\0\n@@decom-n1 end\n';
+  it("keeps sections apart by the node's key, so output cannot forge one even knowing the client's nonce", () => {
+    const key = '0f8e4d2a-1b3c-4d5e-8f90-a1b2c3d4e5f6';
+    const m = (name: string) => `\n@@decom-n1-${key} ${name}\n`;
+    // The nonce is visible in /proc/PID/cmdline while the probe runs; the key is not.
+    const out = `\n@@decom-n1 key ${key}\n${m('paths')}kubelet-state\t/var/lib/kubelet/x\n@@decom-n1 netns\n@@decom-n1 key ${'f'.repeat(36)}\0${m('netns')}/run/netns/cni-1\0${m('end')}`;
     const s = splitSections(out, 'n1');
     expect([...s.keys()]).toEqual(['paths', 'netns', 'end']);
-    expect(s.get('paths')).toContain('@@decom-evil');
+    expect(s.get('paths')).toContain('@@decom-n1 netns');
+    expect(splitSections(`\n@@decom-n1 key \n${m('end')}`, 'n1').size).toBe(0); // no key read: nothing trusted
+  });
+
+  it('names a process whose title was rewritten in place by its first word', () => {
+    const p = procs([[7, 1, 'node', ['watchdog for /usr/bin/kubelet']], [8, 1, 'sshd', ['sshd: root@notty']]]);
+    expect([...p.values()].map((x) => x.name)).toEqual(['watchdog', 'sshd:']);
   });
 });
 
@@ -170,15 +179,20 @@ describe('residue rules', () => {
     expect(findings(s)).toEqual([]);
   });
 
-  it('judges kubelet.service from its wants link and cgroup, else from systemd', () => {
+  it("judges kubelet.service running by its cgroup, else by systemd's word, never by a wants link alone", () => {
     const unit = (s: NodeState) => findings(s).filter((f) => f.kind === 'kubelet-service').map((f) => f.detail.replace(/; a running.*$/, ''));
     const s = emptyState();
-    s.paths = [{ kind: 'kubelet-unit-state', path: '/etc/systemd/system/multi-user.target.wants/kubelet.service' }];
-    expect(unit(s)).toEqual(['enabled (/etc/systemd/system/multi-user.target.wants/kubelet.service)']);
-    s.paths = [{ kind: 'kubelet-unit-state', path: '/sys/fs/cgroup/unified/system.slice/kubelet.service' }];
-    expect(unit(s)).toEqual(['running (cgroup /sys/fs/cgroup/unified/system.slice/kubelet.service), not enabled']);
-    s.paths = [];
+    s.paths = [{ kind: 'kubelet-unit-cgroup', path: '/sys/fs/cgroup/unified/system.slice/kubelet.service' }];
+    expect(unit(s)).toEqual(['running (cgroup /sys/fs/cgroup/unified/system.slice/kubelet.service)']);
+    // kubespray's reset removes the unit but not the wants link: systemd says not-found.
+    s.paths = [{ kind: 'kubelet-unit', path: '/etc/systemd/system/multi-user.target.wants/kubelet.service' }];
+    s.units = new Map([['kubelet.service', { id: 'kubelet.service', load: 'not-found', active: 'inactive', fileState: '' }]]);
+    expect(unit(s)).toEqual([]);
+    s.units = new Map([['kubelet.service', { id: 'kubelet.service', load: 'masked', active: 'inactive', fileState: 'masked' }]]);
+    expect(unit(s)).toEqual([]);
     s.units = new Map([['kubelet.service', { id: 'kubelet.service', load: 'loaded', active: 'activating', fileState: '' }]]);
     expect(unit(s)).toEqual(['activating, no unit file state']);
+    s.units = new Map([['kubelet.service', { id: 'kubelet.service', load: 'loaded', active: 'inactive', fileState: 'enabled' }]]);
+    expect(unit(s)).toEqual(['inactive, enabled']);
   });
 });

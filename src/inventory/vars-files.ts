@@ -39,16 +39,17 @@ export async function loadVarsFiles(inventoryFile: string, kind: VarsDir, name: 
  */
 export async function loadVarsFilesFor(inventoryFile: string, kind: VarsDir, names: string[]): Promise<Map<string, VarSet>> {
   const dir = join(dirname(inventoryFile), kind);
-  let present: Set<string>;
+  // undefined: the folder cannot be listed (searchable but not readable), so look name by name.
+  let present: Set<string> | undefined;
   try {
     present = new Set(await readdir(dir));
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    if (code !== 'ENOENT' && code !== 'ENOTDIR') throw fsError(e, dir, `${kind} directory`);
-    present = new Set();
+    if (code === 'ENOENT' || code === 'ENOTDIR') present = new Set();
+    else if (code !== 'EACCES') throw fsError(e, dir, `${kind} directory`);
   }
   const load = async (n: string): Promise<VarSet> =>
-    EXTENSIONS.some((x) => present.has(n + x)) ? loadVarsFiles(inventoryFile, kind, n) : new Map();
+    !present || EXTENSIONS.some((x) => present.has(n + x)) ? loadVarsFiles(inventoryFile, kind, n) : new Map();
   return new Map(await Promise.all(names.map(async (n) => [n, await load(n)] as const)));
 }
 

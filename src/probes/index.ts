@@ -12,7 +12,10 @@ export type { NodeState } from './state.js';
 
 /** Turns one probe run's output into a NodeState. Pure: tested on recorded output. */
 export function parseProbe(out: string, nonce: string): NodeState {
-  const s = splitSections(out, nonce);
+  return fromSections(splitSections(out, nonce));
+}
+
+function fromSections(s: Map<string, string>): NodeState {
   const get = (name: string) => s.get(name) ?? '';
   const meta = parseMeta(get('meta'));
   const crictl = meta.tools.has('crictl') && get('crictl-pods').trim() !== '';
@@ -48,9 +51,15 @@ export function parseProbe(out: string, nonce: string): NodeState {
 export async function probeNode(t: Transport, opts: { sudo?: boolean; timeoutSec?: number } = {}): Promise<NodeState> {
   const nonce = randomBytes(8).toString('hex');
   const r = await t.exec(probeScript(nonce), { sudo: opts.sudo, timeoutSec: opts.timeoutSec ?? 60 });
-  if (!r.stdout.includes(`@@decom-${nonce} end`)) {
-    const why = r.code === 124 ? 'the probe timed out on the node' : `the probe did not finish (exit ${r.code})`;
+  const sections = splitSections(r.stdout, nonce);
+  if (!sections.has('end')) {
+    const why =
+      r.code === 124
+        ? 'the probe timed out on the node'
+        : r.code === 0 && r.stdout.includes(`@@decom-${nonce} key \n`)
+          ? 'the probe could not read /proc/sys/kernel/random/uuid, which marks its output'
+          : `the probe did not finish (exit ${r.code})`;
     throw new TransportError(t.host, 'exec', `${why}${r.stderr.trim() ? `: ${r.stderr.trim().split('\n').slice(-1)[0]}` : ''}`);
   }
-  return parseProbe(r.stdout, nonce);
+  return fromSections(sections);
 }

@@ -8,11 +8,18 @@ import type { StatePathKind } from './script.js';
 const lines = (s: string): string[] => s.split('\n').filter((l) => l.trim() !== '');
 const nulls = (s: string): string[] => s.split('\0').filter((x) => x !== '');
 
-/** Splits probe output into sections by the run's nonce marker. */
+/**
+ * Splits probe output into sections. The first "@@decom-NONCE key KEY" line is the
+ * script's own (it prints it before anything read from the node), and KEY, which no
+ * other process on the node can see, is in every real marker.
+ */
 export function splitSections(out: string, nonce: string): Map<string, string> {
-  const marker = `\n@@decom-${nonce} `;
   const sections = new Map<string, string>();
-  const parts = out.split(marker);
+  const keyLine = `\n@@decom-${nonce} key `;
+  const at = out.indexOf(keyLine);
+  const key = at < 0 ? '' : out.slice(at + keyLine.length, out.indexOf('\n', at + keyLine.length));
+  if (!/^[0-9a-f-]{36}$/.test(key)) return sections;
+  const parts = out.slice(at).split(`\n@@decom-${nonce}-${key} `);
   for (const part of parts.slice(1)) {
     const nl = part.indexOf('\n');
     const name = nl < 0 ? part : part.slice(0, nl);
@@ -75,7 +82,8 @@ export function parseProcs(statText: string, cmdlineText: string): Map<number, P
     if (!Number.isInteger(ppid)) continue;
     const argv = (cmdlines.get(pid) ?? '').split('\0');
     while (argv.length && argv[argv.length - 1] === '') argv.pop();
-    const argv0 = argv[0] ?? '';
+    // A title rewritten in place (setproctitle: "sshd: root@notty") is one argument with spaces.
+    const argv0 = (argv.length === 1 ? argv[0]?.split(' ')[0] : argv[0]) ?? '';
     const name = argv0 ? argv0.slice(argv0.lastIndexOf('/') + 1) : `[${stat.slice(open + 2, close)}]`;
     procs.set(pid, { pid, ppid, name, args: argv.length ? argv.join(' ') : name });
   }

@@ -24,10 +24,10 @@ export const STATE_PATHS = {
     '/lib/systemd/system/kubelet.service',
     '/usr/lib/systemd/system/kubelet.service',
     '/run/systemd/system/kubelet.service',
-  ],
-  // Enabled (a wants link) or running (its cgroup, v1 or v2): what systemctl would say, without asking it.
-  'kubelet-unit-state': [
     '/etc/systemd/system/*.wants/kubelet.service',
+  ],
+  // The unit's cgroup (v1, hybrid, v2): it exists only while systemd runs the kubelet.
+  'kubelet-unit-cgroup': [
     '/sys/fs/cgroup/systemd/system.slice/kubelet.service',
     '/sys/fs/cgroup/unified/system.slice/kubelet.service',
     '/sys/fs/cgroup/system.slice/kubelet.service',
@@ -36,6 +36,12 @@ export const STATE_PATHS = {
 
 export type StatePathKind = keyof typeof STATE_PATHS;
 
+/**
+ * The script for one run. `nonce` is the client's; the script adds a key of its own,
+ * read from the node's kernel and printed first, because the script text (and so the
+ * nonce) is readable by any process in /proc/PID/cmdline while it runs. Markers carry
+ * both; only the key line is trusted to say what the key is (see splitSections).
+ */
 export function probeScript(nonce: string): string {
   const paths = Object.entries(STATE_PATHS)
     .flatMap(([kind, globs]) => globs.map((g) => `for p in ${g}; do [ -e "$p" ] || [ -L "$p" ] && printf '%s\\t%s\\0' ${kind} "$p"; done`))
@@ -43,7 +49,11 @@ export function probeScript(nonce: string): string {
   return `
 exec 2>/dev/null
 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-s() { printf '\\n@@decom-${nonce} %s\\n' "$1"; }
+# Bytes, not characters: in a UTF-8 locale grep skips a file whose process name is not valid UTF-8.
+export LC_ALL=C
+K=; read -r K < /proc/sys/kernel/random/uuid
+printf '\\n@@decom-${nonce} key %s\\n' "$K"
+s() { printf '\\n@@decom-${nonce}-%s %s\\n' "$K" "$1"; }
 has() { command -v "$1" >/dev/null; }
 T="timeout 10"
 
@@ -62,7 +72,7 @@ ${paths}
 # from stat, argv from cmdline. grep -H prefixes every line with the file it came
 # from, so no process can forge another's entry.
 s stat
-ST=$(grep -H '' /proc/[0-9]*/stat)
+ST=$(grep -a -H '' /proc/[0-9]*/stat)
 printf '%s\\n' "$ST"
 # Is a daemon running? Matched on its comm in the listing above: no pgrep, no fork.
 running() { case "$ST" in *" ($1) "*) return 0 ;; esac; return 1; }
@@ -71,7 +81,7 @@ grep -a -H '' /proc/[0-9]*/cmdline
 
 s cgroups
 # One line per process is enough (-m 1 counts per file): v1 repeats the path per controller.
-grep -H -m 1 -E 'kubepods|/k8s\\.io/|cri-containerd' /proc/[0-9]*/cgroup
+grep -a -H -m 1 -E 'kubepods|/k8s\\.io/|cri-containerd' /proc/[0-9]*/cgroup
 
 s listen
 ss -Hltnp
@@ -101,10 +111,10 @@ s ipvs
 [ -r /proc/net/ip_vs ] && cat /proc/net/ip_vs
 
 s systemd
-# Only when the files above cannot tell (not enabled, no cgroup): then systemd alone
-# knows an auto-restarting kubelet, even one whose unit file was removed without a
-# daemon-reload.
-KU=; for p in ${STATE_PATHS['kubelet-unit-state'].join(' ')}; do [ -e "$p" ] && KU=1; done
+# Not while the unit's cgroup shows it running (the common dirty node): otherwise only
+# systemd knows whether the kubelet is enabled (a wants link may dangle, the unit may
+# be masked) or auto-restarting, even with its unit file removed without a daemon-reload.
+KU=; for p in ${STATE_PATHS['kubelet-unit-cgroup'].join(' ')}; do [ -d "$p" ] && KU=1; done
 [ "$PID1" = systemd ] && [ -z "$KU" ] && has systemctl && $T systemctl show -p Id,LoadState,ActiveState,UnitFileState kubelet.service
 
 # Runtime clients only when their daemon runs (a stale socket makes them hang).

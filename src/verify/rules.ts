@@ -81,7 +81,7 @@ export function findings(s: NodeState): Finding[] {
   const procs = s.processes;
 
   for (const { kind, path } of s.paths) {
-    if (kind === 'kubelet-unit' || kind === 'kubelet-unit-state') continue; // judged as the unit's state below
+    if (kind === 'kubelet-unit' || kind === 'kubelet-unit-cgroup') continue; // judged as the unit's state below
     if (kind === 'kubernetes-config' && path === '/etc/kubernetes/manifests') continue; // its entries are reported one by one
     add(kind, path, kind === 'static-pod-manifest' ? 'the kubelet runs this pod while the file exists' : 'left on disk');
   }
@@ -90,13 +90,12 @@ export function findings(s: NodeState): Finding[] {
     if (p.name === 'kubelet') add('kubelet-process', String(p.pid), p.args);
     if (K8S_ONLY_DAEMONS.has(p.name)) add('runtime-daemon', p.name, `pid ${p.pid}: ${p.args}`);
   }
-  // From the files when they tell (a wants link: enabled; its cgroup: running), else from systemd.
-  const unitFiles = s.paths.filter((p) => p.kind === 'kubelet-unit-state').map((p) => p.path);
-  const running = unitFiles.find((p) => p.startsWith('/sys/fs/cgroup/'));
-  const wants = unitFiles.find((p) => !p.startsWith('/sys/fs/cgroup/'));
+  // Running: its cgroup says so without asking systemd. Otherwise systemd's word
+  // (enabled, or auto-restarting), which the probe asks for only then.
+  const cgroup = s.pid1 === 'systemd' ? s.paths.find((p) => p.kind === 'kubelet-unit-cgroup')?.path : undefined;
   const kubelet = s.units.get('kubelet.service');
-  const state = running || wants
-    ? [running && `running (cgroup ${running})`, wants ? `enabled (${wants})` : 'not enabled'].filter(Boolean).join(', ')
+  const state = cgroup
+    ? `running (cgroup ${cgroup})`
     : kubelet && (kubelet.active === 'active' || kubelet.active === 'activating' || kubelet.fileState === 'enabled')
       ? `${kubelet.active}, ${kubelet.fileState || 'no unit file state'}`
       : undefined;

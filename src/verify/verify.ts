@@ -62,22 +62,33 @@ export async function verify(hosts: Host[], opts: VerifyOptions): Promise<HostRe
 export const exitCode = (reports: HostReport[]): number =>
   reports.some((r) => !r.reachable) ? 3 : reports.some((r) => !r.clean) ? 1 : 0;
 
+/**
+ * Control characters as escapes (\n, \t, \x1b): a mount target, a file name or a
+ * process title on the node is anyone's text, and must not move the cursor or forge a
+ * line of this report. JSON output escapes them itself and keeps them exact.
+ */
+const printable = (s: string): string =>
+  s.replace(/[\x00-\x1f\x7f]/g, (c) =>
+    c === '\n' ? '\\n' : c === '\t' ? '\\t' : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`,
+  );
+
 export function renderText(reports: HostReport[]): string {
   const out: string[] = [];
   for (const r of reports) {
-    const kindW = Math.max(0, ...r.findings.map((f) => f.kind.length));
-    const subjW = Math.min(60, Math.max(0, ...r.findings.map((f) => f.subject.length)));
-    for (const f of r.findings) out.push(`${r.host}  ${f.kind.padEnd(kindW)}  ${f.subject.padEnd(subjW)}  ${f.detail}`);
-    for (const w of r.warnings ?? []) out.push(`${r.host}: warning: ${w}`);
+    const findings = r.findings.map((f) => ({ kind: f.kind, subject: printable(f.subject), detail: printable(f.detail) }));
+    const kindW = Math.max(0, ...findings.map((f) => f.kind.length));
+    const subjW = Math.min(60, Math.max(0, ...findings.map((f) => f.subject.length)));
+    for (const f of findings) out.push(`${printable(r.host)}  ${f.kind.padEnd(kindW)}  ${f.subject.padEnd(subjW)}  ${f.detail}`);
+    for (const w of r.warnings ?? []) out.push(`${printable(r.host)}: warning: ${printable(w)}`);
   }
   for (const r of reports) {
-    if (!r.reachable) out.push(`${r.host}: NOT CHECKED: ${r.error}`);
-    else if (r.clean) out.push(`${r.host}: clean`);
+    if (!r.reachable) out.push(`${printable(r.host)}: NOT CHECKED: ${printable(r.error ?? '')}`);
+    else if (r.clean) out.push(`${printable(r.host)}: clean`);
     else {
       const byKind = new Map<string, number>();
       for (const f of r.findings) byKind.set(f.kind, (byKind.get(f.kind) ?? 0) + 1);
       const summary = [...byKind].map(([k, n]) => `${n} ${k}`).join(', ');
-      out.push(`${r.host}: NOT CLEAN: ${r.findings.length} finding${r.findings.length === 1 ? '' : 's'} (${summary})`);
+      out.push(`${printable(r.host)}: NOT CLEAN: ${r.findings.length} finding${r.findings.length === 1 ? '' : 's'} (${summary})`);
     }
   }
   return `${out.join('\n')}\n`;
