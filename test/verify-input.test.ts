@@ -1,4 +1,6 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -43,5 +45,38 @@ describe('decom verify: bad input', () => {
     const r = decom(['verify', good, 'all', '--output', 'yaml']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("argument 'yaml' is invalid. Allowed choices are text, json.");
+  });
+});
+
+describe('decom verify: hosts that cannot be reached', () => {
+  it('reports a refused connection and a missing key per host, exits 3, and leaves no socket open', async () => {
+    const key = join(dir, 'id_ed25519');
+    spawnSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', key]);
+    // A port that was just free: nothing listens there now.
+    const port = await new Promise<number>((resolve) => {
+      const srv = createServer().listen(0, '127.0.0.1', () => {
+        const p = (srv.address() as AddressInfo).port;
+        srv.close(() => resolve(p));
+      });
+    });
+    // One that listens but never speaks: the connection decom opens to it early must be closed.
+    const silent = createServer().listen(0, '127.0.0.1');
+    await new Promise((resolve) => silent.once('listening', resolve));
+    const silentPort = (silent.address() as AddressInfo).port;
+    const inv = inventory(
+      'refused.yaml',
+      `all:\n  hosts:\n    closed: {ansible_host: 127.0.0.1, ansible_port: ${port}, ansible_ssh_private_key_file: ${key}}\n    nokey: {ansible_host: 127.0.0.1, ansible_port: ${silentPort}, ansible_ssh_private_key_file: ${join(dir, 'missing')}}\n`,
+    );
+    const started = Date.now();
+    const r = decom(['verify', inv, 'all', '--output', 'json']);
+    silent.close();
+    expect(r.code).toBe(3);
+    const hosts = (JSON.parse(r.stdout) as { hosts: { host: string; error: string }[] }).hosts;
+    expect(hosts.map((h) => h.error)).toEqual([
+      `closed: connect: cannot connect to 127.0.0.1:${port}: ECONNREFUSED (connection refused: nothing listens there, or a firewall rejects it)`,
+      `nokey: auth: cannot read private key ${join(dir, 'missing')}: ENOENT`,
+    ]);
+    // Had the connection to "nokey" stayed open, decom would still be waiting for it.
+    expect(Date.now() - started).toBeLessThan(10_000);
   });
 });

@@ -11,6 +11,7 @@ import {
   type HostKeyVerdict,
 } from './known-hosts.js';
 import { authHandler, type Credentials } from './ssh-auth.js';
+import type { Dialed } from './dial.js';
 import { TransportError, type SshTarget } from './types.js';
 
 /**
@@ -43,6 +44,8 @@ export interface OpenHopOptions {
   via: Hop[];
   /** A stream forwarded through the previous hop, instead of a TCP connection. */
   sock?: Duplex;
+  /** A TCP connection to this hop opened earlier (see dial.ts). */
+  dialed?: Dialed;
   creds: Credentials;
   hostKeys: HostKeyPolicy;
   timeoutSec: number;
@@ -208,12 +211,19 @@ export function openHop(o: OpenHopOptions): Promise<Client> {
     client.once('ready', () => settle(() => resolve(client)));
 
     const known = knownKeyTypes(entries, hop.address, hop.port);
+    const early = o.dialed;
+    if (early?.error || early?.sock.destroyed) {
+      const err: SshError = early.error ?? new Error('connection closed before the SSH handshake');
+      if (early.error) err.level = 'client-socket';
+      return settle(() => (early.sock.destroy(), reject(explain(err))));
+    }
+    const sock = o.sock ?? early?.sock;
     try {
       client.connect({
         host: hop.address,
         port: hop.port,
         username: hop.user,
-        ...(o.sock ? { sock: o.sock } : {}),
+        ...(sock ? { sock } : {}),
         readyTimeout: o.timeoutSec * 1000,
         // A silent network drop is noticed within ~30 s instead of never.
         keepaliveInterval: 10_000,

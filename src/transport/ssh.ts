@@ -13,6 +13,7 @@ import {
   type Become,
   type RawResult,
 } from './command.js';
+import type { Dialed } from './dial.js';
 import { Limiter } from './limiter.js';
 import { expandHome, loadCredentials } from './ssh-auth.js';
 import { forwardThrough, hopLabel, openHop, type Hop, type HostKeyPolicy } from './ssh-connect.js';
@@ -23,6 +24,8 @@ export interface ConnectOptions {
   acceptNewHostKeys?: boolean;
   /** Concurrent commands per connection; the rest queue. Default 4 (sshd allows 10 sessions). */
   maxChannels?: number;
+  /** The TCP connection to the node, opened early with dial() (only without ProxyJump). */
+  dialed?: Dialed;
 }
 
 export const DEFAULT_MAX_CHANNELS = 4;
@@ -46,9 +49,21 @@ export function parseJump(spec: string, defaultUser: string, name: string): Hop 
  * every exec of the returned Transport shares.
  */
 export async function connectSsh(target: SshTarget, opts: ConnectOptions = {}): Promise<Transport> {
+  try {
+    return await connectSshNow(target, opts);
+  } catch (e) {
+    opts.dialed?.sock.destroy(); // whatever failed, a socket opened early must not be left open
+    throw e;
+  }
+}
+
+async function connectSshNow(target: SshTarget, opts: ConnectOptions): Promise<Transport> {
   const limiter = new Limiter(opts.maxChannels ?? DEFAULT_MAX_CHANNELS);
   if (!(target.connectTimeoutSec > 0)) {
     throw new TransportError(target.name, 'connect', `connectTimeoutSec must be a positive number, got ${target.connectTimeoutSec}`);
+  }
+  if (opts.dialed && target.proxyJump.length) {
+    throw new TransportError(target.name, 'connect', 'a connection dialed early cannot go through ProxyJump hosts');
   }
   const creds = loadCredentials(target);
   const hostKeys: HostKeyPolicy = {
@@ -69,6 +84,7 @@ export async function connectSsh(target: SshTarget, opts: ConnectOptions = {}): 
         hop,
         via: hops.slice(0, i),
         ...(sock ? { sock } : {}),
+        ...(opts.dialed && i === hops.length - 1 ? { dialed: opts.dialed } : {}),
         creds,
         hostKeys,
         timeoutSec: target.connectTimeoutSec,

@@ -1,7 +1,7 @@
 import { loadInventory } from '../inventory/load.js';
 import { resolveTargets } from '../inventory/targets.js';
 import type { Host } from '../inventory/types.js';
-import { connectSsh, localTransport } from '../transport/index.js';
+import { dial, type Dialed } from '../transport/dial.js';
 import { kubeconfigPath } from '../cluster/kubeconfig.js';
 import { exitCode, renderJson, renderText, verify } from './verify.js';
 
@@ -18,14 +18,23 @@ export async function verifyCommand(inventoryFile: string, targets: string[], fl
   const inventory = await loadInventory(inventoryFile);
   const hosts = resolveTargets(inventory, targets, flags.limit);
   const kubeconfig = kubeconfigPath(flags.kubeconfig);
+  // Every node's TCP connection first, then the SSH library: the nodes start up while it loads.
+  const dialed = new Map<string, Dialed>();
+  if (flags.connection === 'ssh') for (const h of hosts) if (!h.proxyJump.length) dialed.set(h.name, dial(h.address, h.port));
+  const { connectSsh, localTransport } = await import('../transport/index.js');
   const connect = (h: Host) =>
     flags.connection === 'local'
       ? Promise.resolve(localTransport(h.name))
-      : connectSsh(flags.knownHosts ? { ...h, knownHostsFile: flags.knownHosts } : h, { acceptNewHostKeys: flags.acceptNewHostKeys });
+      : connectSsh(flags.knownHosts ? { ...h, knownHostsFile: flags.knownHosts } : h, {
+          acceptNewHostKeys: flags.acceptNewHostKeys,
+          ...(dialed.has(h.name) ? { dialed: dialed.get(h.name)! } : {}),
+        });
   const cluster = kubeconfig
     ? async (hs: Host[]) => (await import('../cluster/nodes.js')).registeredNodes(kubeconfig, hs.map((h) => h.name))
     : undefined;
-  const reports = await verify(hosts, { connect, cluster });
+  const reports = await verify(hosts, { connect, cluster }).finally(() => {
+    for (const d of dialed.values()) d.sock.destroy(); // each host's connection is closed by now; this is for an early failure
+  });
   process.stdout.write(flags.output === 'json' ? renderJson(reports) : renderText(reports));
   return exitCode(reports);
 }
