@@ -1,7 +1,7 @@
 /**
  * The one read-only script that gathers everything decom needs to know about a node,
  * run in ONE exec per host per phase. It prints sections, each opened by a marker
- * line carrying a per-run nonce, so nothing found on the node (a file name with a
+ * line carrying a per-run secret, so nothing found on the node (a file name with a
  * newline, a hostile mount target) can forge a section. Parsing is elsewhere and pure.
  *
  * Fork budget matters at fleet scale (each exec costs ~1.5 ms of node CPU, systemctl
