@@ -175,7 +175,6 @@ describe('residue rules', () => {
     s.mounts = [{ target: '/srv/appdata', fstype: 'tmpfs', source: 'app-data' }, { target: '/run/containerd/io.containerd.runtime.v2.task/default/app-cache/rootfs', fstype: 'overlay', source: 'overlay' }, { target: '/run/netns/app-vpn', fstype: 'nsfs', source: 'nsfs' }];
     s.nftTables = [{ family: 'inet', name: 'app-filter' }];
     s.units = new Map([['kubelet.service', { id: 'kubelet.service', load: 'loaded', active: 'inactive', fileState: 'disabled' }]]);
-    s.paths = [{ kind: 'kubelet-unit', path: '/etc/systemd/system/kubelet.service' }];
     expect(findings(s)).toEqual([]);
   });
 
@@ -184,8 +183,8 @@ describe('residue rules', () => {
     const s = emptyState();
     s.paths = [{ kind: 'kubelet-unit-cgroup', path: '/sys/fs/cgroup/unified/system.slice/kubelet.service' }];
     expect(unit(s)).toEqual(['running (cgroup /sys/fs/cgroup/unified/system.slice/kubelet.service)']);
-    // kubespray's reset removes the unit but not the wants link: systemd says not-found.
-    s.paths = [{ kind: 'kubelet-unit', path: '/etc/systemd/system/multi-user.target.wants/kubelet.service' }];
+    // kubespray's reset removes the unit but not the wants link: no cgroup, and systemd says not-found.
+    s.paths = [];
     s.units = new Map([['kubelet.service', { id: 'kubelet.service', load: 'not-found', active: 'inactive', fileState: '' }]]);
     expect(unit(s)).toEqual([]);
     s.units = new Map([['kubelet.service', { id: 'kubelet.service', load: 'masked', active: 'inactive', fileState: 'masked' }]]);

@@ -1,10 +1,10 @@
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { decom } from './helpers/sandbox.js';
+import { freePort, makeKey } from './helpers/sshd.js';
 
 // What the user sees for bad input to `decom verify`: one line naming the file,
 // line, column and field (or the nearest names), exit 2, no stack trace.
@@ -50,15 +50,8 @@ describe('decom verify: bad input', () => {
 
 describe('decom verify: hosts that cannot be reached', () => {
   it('reports a refused connection and a missing key per host, exits 3, and leaves no socket open', async () => {
-    const key = join(dir, 'id_ed25519');
-    spawnSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', key]);
-    // A port that was just free: nothing listens there now.
-    const port = await new Promise<number>((resolve) => {
-      const srv = createServer().listen(0, '127.0.0.1', () => {
-        const p = (srv.address() as AddressInfo).port;
-        srv.close(() => resolve(p));
-      });
-    });
+    const key = makeKey(dir, 'id_ed25519');
+    const port = await freePort();
     // One that listens but never speaks: the connection decom opens to it early must be closed.
     const silent = createServer().listen(0, '127.0.0.1');
     await new Promise((resolve) => silent.once('listening', resolve));

@@ -1,5 +1,5 @@
 import type { SshTarget } from '../transport/types.js';
-import { expandHome } from './paths.js';
+import { expandHome } from '../util/paths.js';
 import { jumps, parseSshArgs, SshArgsError, type SshArgSettings } from './ssh-args.js';
 import { describeValue, fieldError, formatWhere, type Located, type Where } from './where.js';
 import { VaultEncrypted } from './yaml-source.js';

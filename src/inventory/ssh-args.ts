@@ -1,4 +1,4 @@
-import { expandHome } from './paths.js';
+import { expandHome } from '../util/paths.js';
 import { ShellSyntaxError, splitShellWords } from './shell-words.js';
 
 /** What ansible_ssh_common_args / ansible_ssh_extra_args say about the connection. */

@@ -10,11 +10,7 @@ import type { NodeState } from './state.js';
 
 export type { NodeState } from './state.js';
 
-/** Turns one probe run's output into a NodeState. Pure: tested on recorded output. */
-export function parseProbe(out: string, nonce: string): NodeState {
-  return fromSections(splitSections(out, nonce));
-}
-
+/** One probe run's sections (see splitSections) as a NodeState. Pure. */
 function fromSections(s: Map<string, string>): NodeState {
   const get = (name: string) => s.get(name) ?? '';
   const meta = parseMeta(get('meta'));

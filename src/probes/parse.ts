@@ -117,7 +117,7 @@ export function parseSs(text: string): Listener[] {
 }
 
 /** Decodes mountinfo's octal escapes (\040 space, \011 tab, \012 newline, \134 backslash). */
-export const unescapeOctal = (s: string): string =>
+const unescapeOctal = (s: string): string =>
   s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
 
 /** /proc/self/mountinfo: "ID PARENT MAJ:MIN ROOT TARGET OPTS [OPTIONAL…] - FSTYPE SOURCE SUPEROPTS". */

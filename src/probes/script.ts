@@ -18,14 +18,6 @@ export const STATE_PATHS = {
   'cni-config': ['/etc/cni/net.d/*'],
   'cni-state': ['/var/lib/cni/*', '/var/lib/cni/networks/*/*', '/run/flannel/*'],
   'etcd-data': ['/var/lib/etcd/member'],
-  'kubelet-unit': [
-    '/etc/systemd/system/kubelet.service',
-    '/etc/systemd/system/kubelet.service.d',
-    '/lib/systemd/system/kubelet.service',
-    '/usr/lib/systemd/system/kubelet.service',
-    '/run/systemd/system/kubelet.service',
-    '/etc/systemd/system/*.wants/kubelet.service',
-  ],
   // The unit's cgroup (v1, hybrid, v2): it exists only while systemd runs the kubelet.
   'kubelet-unit-cgroup': [
     '/sys/fs/cgroup/systemd/system.slice/kubelet.service',

@@ -3,7 +3,6 @@ export { TransportError } from './types.js';
 export type { ExecOptions, ExecResult, SshTarget, Transport, TransportStep } from './types.js';
 export { connectSsh, parseJump, DEFAULT_MAX_CHANNELS, type ConnectOptions } from './ssh.js';
 export { localTransport } from './local.js';
-export { dial, type Dialed } from './dial.js';
 export {
   appendKnownHost,
   checkHostKey,

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import ssh2, { type AnyAuthMethod, type AuthHandlerMiddleware, type ParsedKey } from 'ssh2';
+import { expandHome } from '../util/paths.js';
 import { TransportError, type SshTarget } from './types.js';
 
 // ssh2 is CommonJS: Node's ESM loader cannot see `utils` as a named export.
@@ -26,8 +27,6 @@ export interface Credentials {
   /** Default keys found but not usable, with why (e.g. encrypted). */
   skipped: string[];
 }
-
-export const expandHome = (p: string): string => (p === '~' || p.startsWith('~/') ? join(homedir(), p.slice(1)) : p);
 
 /** Parsed keys by file, content and passphrase: a fleet shares one key, parsed once, not once per host. */
 const parsedKeys = new Map<string, ParsedKey | Error>();

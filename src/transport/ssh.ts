@@ -15,7 +15,8 @@ import {
 } from './command.js';
 import type { Dialed } from './dial.js';
 import { Limiter } from './limiter.js';
-import { expandHome, loadCredentials } from './ssh-auth.js';
+import { expandHome } from '../util/paths.js';
+import { loadCredentials } from './ssh-auth.js';
 import { forwardThrough, hopLabel, openHop, type Hop, type HostKeyPolicy } from './ssh-connect.js';
 import { TransportError, type ExecOptions, type ExecResult, type SshTarget, type Transport } from './types.js';
 

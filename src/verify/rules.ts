@@ -81,7 +81,7 @@ export function findings(s: NodeState): Finding[] {
   const procs = s.processes;
 
   for (const { kind, path } of s.paths) {
-    if (kind === 'kubelet-unit' || kind === 'kubelet-unit-cgroup') continue; // judged as the unit's state below
+    if (kind === 'kubelet-unit-cgroup') continue; // judged as the unit's state below
     if (kind === 'kubernetes-config' && path === '/etc/kubernetes/manifests') continue; // its entries are reported one by one
     add(kind, path, kind === 'static-pod-manifest' ? 'the kubelet runs this pod while the file exists' : 'left on disk');
   }
