@@ -3,11 +3,14 @@ import { homedir, tmpdir, userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { decomInventoryJsonSchema, loadInventory, redact, resolveTargets, type Host, type Inventory } from '../src/inventory/index.js';
-import { parseSshArgs, SshArgsError } from '../src/inventory/ssh-args.js';
+import { loadInventory, redact, resolveTargets, type Host, type Inventory } from '../src/inventory/index.js';
+import { decomInventoryJsonSchema } from '../src/inventory/decom-format.js';
+import { parseSshArgs, SshArgsError } from '../src/inventory/connection.js';
 import { UserError } from '../src/util/errors.js';
 
-// Plain unit tests: fixture files, or inventories written to a temporary folder. No root, no network.
+// Plain unit tests: the example inventories users copy, fixture files for odd cases,
+// or inventories written to a temporary folder. No root, no network.
+const EXAMPLES = join(dirname(fileURLToPath(import.meta.url)), '../inventory');
 const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), 'fixtures/inventory');
 const TMP = mkdtempSync(join(tmpdir(), 'decom-inventory-test-'));
 afterAll(() => rmSync(TMP, { recursive: true, force: true }));
@@ -272,38 +275,38 @@ describe('Ansible INI', () => {
 });
 
 describe('decom/v1 inventory', () => {
-  const file = join(FIXTURES, 'decom/hosts.yaml');
+  const file = join(EXAMPLES, 'decom/hosts.yaml');
 
   it('applies defaults, lets each host override them, and keeps groups and vars', async () => {
     const inv = await load(file);
     expect(host(inv, 'node1')).toEqual({
       name: 'node1',
-      address: '10.0.0.1',
+      address: '198.18.0.11',
       port: 22,
-      user: 'root',
+      user: 'ops',
       privateKeyFile: home('.ssh/id_ed25519'),
-      knownHostsFile: '/etc/decom/known_hosts',
+      knownHostsFile: home('.ssh/known_hosts_cluster'),
       strictHostKeyChecking: 'yes',
       become: true,
       becomeUser: 'root',
-      proxyJump: ['bastion'],
+      proxyJump: ['ops@bastion.example.com'],
       connectTimeoutSec: 10,
       groups: ['all', 'kube_control_plane', 'etcd'],
       vars: {},
     });
     expect(host(inv, 'node2')).toMatchObject({
-      address: '10.0.0.2',
+      address: '198.18.0.12',
       user: 'admin',
       port: 2222,
-      become: false,
-      proxyJump: ['jump1', 'admin@jump2:2200'],
+      become: true,
+      proxyJump: ['jump1.example.com', 'admin@jump2.example.com:2200'],
       strictHostKeyChecking: 'accept-new',
       connectTimeoutSec: 30,
       groups: ['all', 'kube_node'],
       vars: { rack: 'r2' },
     });
     // an empty entry: every default, the name as address, group "ungrouped"
-    expect(host(inv, 'node3')).toMatchObject({ address: 'node3', user: 'root', groups: ['all', 'ungrouped'] });
+    expect(host(inv, 'node3')).toMatchObject({ address: 'node3', user: 'ops', groups: ['all', 'ungrouped'] });
     expect(Object.fromEntries(inv.groups)).toEqual({
       all: ['node1', 'node2', 'node3'],
       kube_control_plane: ['node1'],
@@ -328,6 +331,45 @@ describe('decom/v1 inventory', () => {
     expect(hostEntry).toContain('"becomeUser"');
     expect(hostEntry).toContain('"enum":["yes","accept-new","no"]');
     expect(hostEntry).toContain('"maximum":65535');
+  });
+});
+
+describe('the example inventories in inventory/', () => {
+  const cluster = {
+    all: ['node1', 'node2', 'node3'],
+    ungrouped: [],
+    kube_control_plane: ['node1'],
+    etcd: ['node1'],
+    kube_node: ['node2', 'node3'],
+    k8s_cluster: ['node1', 'node2', 'node3'],
+  };
+  const connection = {
+    user: 'ops',
+    privateKeyFile: home('.ssh/id_ed25519'),
+    become: true,
+    knownHostsFile: home('.ssh/known_hosts_cluster'),
+    strictHostKeyChecking: 'yes',
+    connectTimeoutSec: 5,
+  };
+
+  it('kubespray: hosts.yaml with group_vars/ (a folder of files) and host_vars/', async () => {
+    const inv = await load(join(EXAMPLES, 'kubespray/hosts.yaml'));
+    expect(Object.fromEntries(inv.groups)).toEqual({ ...cluster, calico_rr: [] });
+    expect(host(inv, 'node1')).toMatchObject({ ...connection, address: '198.18.0.11', port: 22, proxyJump: [] });
+    expect(host(inv, 'node3')).toMatchObject({ ...connection, address: '198.18.0.13', port: 2222, proxyJump: ['ops@bastion.example.com'] });
+    expect(host(inv, 'node1').vars).toMatchObject({ ip: '198.18.0.11', kube_network_plugin: 'calico' });
+  });
+
+  it('INI: the same cluster, with [group:vars] and group_vars/', async () => {
+    const ini = await load(join(EXAMPLES, 'ini/hosts.ini'));
+    const yaml = await load(join(EXAMPLES, 'kubespray/hosts.yaml'));
+    expect(Object.fromEntries(ini.groups)).toEqual(cluster);
+    for (const name of cluster.all) {
+      const { vars: _iniVars, ...fromIni } = host(ini, name);
+      const { vars: _yamlVars, groups: _groups, ...fromYaml } = host(yaml, name);
+      expect(fromIni).toMatchObject(fromYaml);
+    }
+    expect(names(resolveTargets(ini, ['kube_node'], '!node3'))).toEqual(['node2']);
   });
 });
 

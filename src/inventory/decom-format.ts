@@ -1,7 +1,7 @@
 import { isMap, isScalar, isSeq, type Node } from 'yaml';
 import * as z from 'zod';
-import type { Host, Inventory } from './types.js';
 import { buildSshTarget, type ConnectionInputs } from './connection.js';
+import { DECOM_API_VERSION, type Host, type Inventory } from './types.js';
 import { describeValue, fieldError, type Located, type Where } from './where.js';
 import { deref, toValue, whereOf, type YamlFile } from './yaml-source.js';
 
@@ -16,10 +16,6 @@ import { deref, toValue, whereOf, type YamlFile } from './yaml-source.js';
  * Self-contained: no group_vars/host_vars. Unknown fields are errors, so a typo
  * (`becom: true`) cannot quietly fall back to a default.
  */
-import { DECOM_API_VERSION } from './api-version.js';
-
-export { DECOM_API_VERSION };
-
 const port = z
   .int({ error: 'expected a port number 1-65535' })
   .min(1, { error: 'expected a port number 1-65535' })

@@ -1,5 +1,11 @@
-export type { Host, Inventory } from './types.js';
+/**
+ * The inventory, for the rest of decom: read one, pick hosts from it, print a host safely.
+ *
+ * decom's own format's schema (decomInventorySchema, decomInventoryJsonSchema) is
+ * exported by decom-format.ts, not here: it needs zod, ~60-90 ms to load, which a
+ * command reading an Ansible inventory should not pay.
+ */
+export { DECOM_API_VERSION, redact, REDACTED, type Host, type Inventory } from './types.js';
 export { loadInventory, type LoadOptions } from './load.js';
 export { resolveTargets } from './targets.js';
-export { redact, REDACTED } from './redact.js';
-export { decomInventoryJsonSchema, decomInventorySchema, DECOM_API_VERSION, type DecomInventoryFile } from './decom-format.js';
+export type { DecomInventoryFile } from './decom-format.js';

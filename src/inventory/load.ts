@@ -1,19 +1,26 @@
+/**
+ * Reading an inventory from disk: the file, which format it is in, and for an
+ * Ansible one the group_vars/ and host_vars/ beside it.
+ */
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { userInfo } from 'node:os';
-import { extname } from 'node:path';
+import { dirname, extname, join } from 'node:path';
 import { isMap, isScalar, type Node } from 'yaml';
 import { inputError, UserError } from '../util/errors.js';
-import { parseAnsibleIni } from './ansible-ini.js';
-import { ansibleConnectionInputs, mergeHostVars, plainVars, type VarsFiles } from './ansible-vars.js';
-import { parseAnsibleYaml } from './ansible-yaml.js';
+import {
+  ansibleConnectionInputs,
+  mergeHostVars,
+  parseAnsibleIni,
+  parseAnsibleYaml,
+  plainVars,
+  resolveGroupTree,
+  type RawInventory,
+  type VarsFiles,
+} from './ansible.js';
 import { buildSshTarget } from './connection.js';
-import { DECOM_API_VERSION } from './api-version.js';
-import { resolveGroupTree } from './group-tree.js';
-import type { RawInventory } from './raw.js';
-import { readTextFile } from './read-file.js';
-import type { Host, Inventory } from './types.js';
-import { loadVarsFilesFor } from './vars-files.js';
-import { describeValue, fieldError } from './where.js';
-import { parseYaml, whereOf, type YamlFile } from './yaml-source.js';
+import { DECOM_API_VERSION, type Host, type Inventory } from './types.js';
+import { describeValue, fieldError, type Located, type VarSet } from './where.js';
+import { parseYaml, varsFromMap, whereOf, type YamlFile } from './yaml-source.js';
 
 export interface LoadOptions {
   /** Login user for hosts that set none (default: the user running decom). */
@@ -104,4 +111,132 @@ function currentUser(): string {
     if (fromEnv) return fromEnv;
     throw inputError('cannot tell which user you are (no passwd entry, no $USER): set the login user in the inventory');
   }
+}
+
+// ---- Files ----
+
+/**
+ * Reads a text file the user pointed us at, turning every way it can fail into one
+ * line that names the path. `what` says which file it is ("inventory file").
+ */
+export async function readTextFile(path: string, what: string): Promise<string> {
+  try {
+    const info = await stat(path);
+    if (info.isDirectory()) throw inputError(`${what} ${path} is a directory, not a file`);
+    const text = await readFile(path, 'utf8');
+    if (text.includes('\0')) throw inputError(`${what} ${path} is not a text file`);
+    return text.startsWith('\uFEFF') ? text.slice(1) : text;
+  } catch (e) {
+    throw fsError(e, path, what);
+  }
+}
+
+/** One-line error for a failed file-system call on `path`. */
+function fsError(e: unknown, path: string, what: string): Error {
+  if (e instanceof UserError) return e;
+  const code = (e as NodeJS.ErrnoException | undefined)?.code;
+  switch (code) {
+    case 'ENOENT':
+    case 'ENOTDIR':
+      return inputError(`${what} not found: ${path}`);
+    case 'EACCES':
+    case 'EPERM':
+      return inputError(`cannot read ${what} ${path}: permission denied`);
+    case 'EISDIR':
+      return inputError(`${what} ${path} is a directory, not a file`);
+    default: {
+      const detail = e instanceof Error ? (e.message.split('\n')[0] ?? '') : String(e);
+      return inputError(`cannot read ${what} ${path}: ${code ?? detail}`);
+    }
+  }
+}
+
+// ---- group_vars/ and host_vars/ ----
+
+type VarsDir = 'group_vars' | 'host_vars';
+
+const EXTENSIONS = ['', '.yml', '.yaml', '.json'];
+
+/**
+ * Variables from `group_vars/<name>` or `host_vars/<name>` beside the inventory file,
+ * found as Ansible finds them: the first of `<name>`, `<name>.yml`, `<name>.yaml`,
+ * `<name>.json` that exists; a directory's files are merged in name order (later wins).
+ */
+async function loadVarsFiles(inventoryFile: string, kind: VarsDir, name: string): Promise<VarSet> {
+  const vars: VarSet = new Map();
+  // A name is a file name here: nothing that could step out of the folder.
+  if (!name || name === '.' || name === '..' || /[/\\\0]/.test(name)) return vars;
+  const base = join(dirname(inventoryFile), kind, name);
+  for (const ext of EXTENSIONS) {
+    const path = base + ext;
+    const info = await statIfExists(path, `${kind} file`);
+    if (!info) continue;
+    const files = info.isDirectory() ? await filesUnder(path, kind) : [path];
+    for (const file of files) {
+      for (const [k, v] of await readVarsFile(file, kind)) vars.set(k, v);
+    }
+    break;
+  }
+  return vars;
+}
+
+/**
+ * loadVarsFiles for every name, listing the folder once: a fleet whose hosts have no
+ * vars files then costs one readdir, not four stats per host.
+ */
+async function loadVarsFilesFor(inventoryFile: string, kind: VarsDir, names: string[]): Promise<Map<string, VarSet>> {
+  const dir = join(dirname(inventoryFile), kind);
+  // undefined: the folder cannot be listed (searchable but not readable), so look name by name.
+  let present: Set<string> | undefined;
+  try {
+    present = new Set(await readdir(dir));
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') present = new Set();
+    else if (code !== 'EACCES') throw fsError(e, dir, `${kind} directory`);
+  }
+  const varsOf = async (n: string): Promise<VarSet> =>
+    !present || EXTENSIONS.some((x) => present.has(n + x)) ? loadVarsFiles(inventoryFile, kind, n) : new Map();
+  return new Map(await Promise.all(names.map(async (n) => [n, await varsOf(n)] as const)));
+}
+
+async function statIfExists(path: string, what: string) {
+  try {
+    return await stat(path);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    throw fsError(e, path, what);
+  }
+}
+
+/** Files of a vars directory, recursively, sorted; hidden files and editor backups (~) skipped. */
+async function filesUnder(dir: string, kind: VarsDir): Promise<string[]> {
+  let entries;
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch (e) {
+    throw fsError(e, dir, `${kind} directory`);
+  }
+  const names = entries.map((e) => e.name).sort();
+  const files: string[] = [];
+  for (const entry of names) {
+    if (entry.startsWith('.') || entry.endsWith('~')) continue;
+    const path = join(dir, entry);
+    const ext = extname(entry);
+    const info = await statIfExists(path, `${kind} file`);
+    if (info?.isDirectory() && !ext) files.push(...(await filesUnder(path, kind)));
+    else if (info?.isFile() && EXTENSIONS.includes(ext)) files.push(path);
+  }
+  return files;
+}
+
+async function readVarsFile(file: string, kind: VarsDir): Promise<VarSet> {
+  const text = await readTextFile(file, `${kind} file`);
+  if (text.trimStart().startsWith('$ANSIBLE_VAULT')) {
+    throw inputError(`${file}: encrypted with ansible-vault, which decom cannot decrypt`);
+  }
+  const y = parseYaml(file, text, 'ansible');
+  const scope: Located['scope'] = kind === 'host_vars' ? 'host' : 'group';
+  return varsFromMap(y, y.doc.contents as Node | null, '', scope);
 }

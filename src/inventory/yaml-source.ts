@@ -5,6 +5,7 @@ import {
   isSeq,
   LineCounter,
   parseDocument,
+  visit,
   type Document,
   type Node,
   type Pair,
@@ -65,10 +66,26 @@ export function parseYaml(file: string, text: string, flavour: YamlFlavour): Yam
   const err = doc.errors[0];
   if (err) {
     const pos = lines.linePos(err.pos[0]);
-    const what = err.message.split('\n')[0] ?? '';
+    const dup = err.code === 'DUPLICATE_KEY' ? keyAt(doc, err.pos[0]) : undefined;
+    const what = dup !== undefined ? `duplicate key ${JSON.stringify(dup)}` : (err.message.split('\n')[0] ?? '');
     throw inputError(`${formatWhere({ file, line: pos.line, col: pos.col })}: invalid YAML: ${what}`);
   }
   return { file, doc, lines };
+}
+
+/** The text of the mapping key that starts at `offset`, to name it in a duplicate-key error. */
+function keyAt(doc: Document.Parsed, offset: number): string | undefined {
+  let key: string | undefined;
+  visit(doc, {
+    Pair(_, pair) {
+      if (isScalar(pair.key) && pair.key.range?.[0] === offset) {
+        key = String(pair.key.value);
+        return visit.BREAK;
+      }
+      return undefined;
+    },
+  });
+  return key;
 }
 
 /** Where a node starts; `fallback` (or the file's start) for a missing node. */
@@ -149,4 +166,39 @@ export function varsFromMap(y: YamlFile, node: Node | null, field: string, scope
     vars.set(name, { value: v, where, field: field ? `${field}.${name}` : name, scope });
   }
   return vars;
+}
+
+/** A path into a document: mapping keys and list indexes, as zod reports issue paths. */
+export type NodePath = readonly PropertyKey[];
+
+/**
+ * The node at a path (its value, and its key when it is a mapping entry), or the
+ * deepest one that exists (`found: false`), so an error about a missing or wrong
+ * value can still point at the nearest thing the user wrote.
+ */
+export function nodeAt(y: YamlFile, path: NodePath): { key: Node | null; value: Node | null; found: boolean } {
+  let value = deref(y, y.doc.contents as Node | null, '(top level)');
+  let key: Node | null = null;
+  for (const step of path) {
+    let next: { key: Node | null; value: Node | null } | undefined;
+    if (isMap(value)) {
+      const pair = value.items.find((p) => isScalar(p.key) && String(p.key.value) === String(step));
+      if (pair) next = { key: pair.key as Node, value: deref(y, pair.value as Node | null, String(step)) };
+    } else if (isSeq(value) && typeof step === 'number') {
+      const item = value.items[step] as Node | undefined;
+      if (item) next = { key: null, value: deref(y, item, String(step)) };
+    }
+    if (!next) return { key, value, found: false };
+    ({ key, value } = next);
+  }
+  return { key, value, found: true };
+}
+
+/** Where the node at a path starts (its key with `atKey`), or the nearest parent that exists. */
+export function whereOfPath(y: YamlFile, path: NodePath, atKey = false): Where {
+  const node = nodeAt(y, path);
+  if (!node.found) return whereOf(y, node.value ?? node.key);
+  // `key:` with nothing after it: the key is what the reader looks for.
+  const empty = isScalar(node.value) && node.value.range?.[0] === node.value.range?.[1];
+  return whereOf(y, atKey || empty ? (node.key ?? node.value) : (node.value ?? node.key));
 }
