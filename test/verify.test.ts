@@ -94,13 +94,30 @@ describe('decom verify on kubespray-leftovers', () => {
 
   it("never reports what is not Kubernetes'", () => expectNoUserObjects(r));
 
-  it('prints one verdict line per host in text mode', () => {
+  it('prints in text one line per finding kind and host, then one verdict line per host; every finding with --details', () => {
     const t = decom(['verify', INVENTORY, 'node1', 'node2']);
     expect(t.code).toBe(1);
-    const verdicts = t.stdout.trim().split('\n').slice(-2);
+    const lines = t.stdout.trim().split('\n');
+    const verdicts = lines.slice(-2);
     expect(verdicts[0]).toMatch(/^node1: NOT CLEAN: \d+ findings \(.*4 static-pod-manifest.*9 listening-port/);
     expect(verdicts[1]).toMatch(/^node2: NOT CLEAN: /);
-    expect(t.stdout).toMatch(/^node1 {2}listening-port +6443 +\*:6443 held by httpd \(pid \d+\)$/m);
+    // By default: host, kind, count, the first subjects sorted (ports as numbers), how many more.
+    expect(t.stdout).toMatch(/^node1 {2}listening-port +9 {2}2379, 2380, 6443, 10248, … \(\+5\)$/m);
+    expect(t.stdout).toMatch(
+      /^node1 {2}static-pod-manifest +4 {2}\/etc\/kubernetes\/manifests\/etcd\.yaml, \/etc\/kubernetes\/manifests\/kube-apiserver\.yaml, … \(\+2\)$/m,
+    );
+    const kindsOf = (host: string) => [...new Set(r.hosts.find((h) => h.host === host)!.findings.map((x) => x.kind))].sort();
+    const linesOf = (out: string[], host: string) => out.filter((l) => l.startsWith(`${host}  `));
+    expect(linesOf(lines, 'node1').map((l) => l.split(/ +/)[1]).sort()).toEqual(kindsOf('node1'));
+    expect(linesOf(lines, 'node2').map((l) => l.split(/ +/)[1]).sort()).toEqual(kindsOf('node2'));
+
+    const d = decom(['verify', INVENTORY, 'node1', 'node2', '--details']);
+    expect(d.code).toBe(1);
+    const detailed = d.stdout.trim().split('\n');
+    expect(detailed.slice(-2).map((l) => l.replace(/\d+/g, 'N'))).toEqual(verdicts.map((l) => l.replace(/\d+/g, 'N')));
+    expect(d.stdout).toMatch(/^node1 {2}listening-port +6443 +\*:6443 held by httpd \(pid \d+\)$/m);
+    expect(linesOf(detailed, 'node1').length).toBeGreaterThan(100);
+    expect(linesOf(detailed, 'node1').filter((l) => / listening-port /.test(l))).toHaveLength(9);
   });
 
   it('reports the same findings when run on the node itself (--connection local)', () => {
@@ -280,8 +297,11 @@ describe('decom verify on the other scenarios', () => {
     expect(ssh('node1', `ls '${dir}' 2>&1 || true`)).toMatch(/No such file/);
     // In text, the newline is shown escaped: no line of the report starts with the target's tail.
     const text = decom(['verify', inv, `n1;touch ${pwned}`]).stdout;
-    expect(text).toMatch(/ mount +\/var\/lib\/kubelet\/pods\/u1\/volumes\/kubernetes\.io~empty-dir\/my data\\nline /);
+    expect(text).toMatch(/ mount +1 {2}\/var\/lib\/kubelet\/pods\/u1\/volumes\/kubernetes\.io~empty-dir\/my data\\nline$/m);
     expect(text.split('\n').some((l) => l.startsWith('line'))).toBe(false);
+    const details = decom(['verify', inv, `n1;touch ${pwned}`, '--details']).stdout;
+    expect(details).toMatch(/ mount +\/var\/lib\/kubelet\/pods\/u1\/volumes\/kubernetes\.io~empty-dir\/my data\\nline /);
+    expect(details.split('\n').some((l) => l.startsWith('line'))).toBe(false);
     rmSync(dir, { recursive: true });
   });
 });

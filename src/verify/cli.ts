@@ -1,6 +1,4 @@
-import { loadInventory } from '../inventory/load.js';
-import { resolveTargets } from '../inventory/targets.js';
-import type { Host } from '../inventory/types.js';
+import { loadInventory, resolveTargets, type Host } from '../inventory/index.js';
 import { dial, type Dialed } from '../transport/dial.js';
 import { kubeconfigPath } from '../cluster/kubeconfig.js';
 import { exitCode, renderJson, renderText, verify } from './verify.js';
@@ -12,6 +10,7 @@ export interface VerifyFlags {
   knownHosts?: string;
   acceptNewHostKeys: boolean;
   kubeconfig?: string;
+  details: boolean;
 }
 
 export async function verifyCommand(inventoryFile: string, targets: string[], flags: VerifyFlags): Promise<number> {
@@ -35,6 +34,6 @@ export async function verifyCommand(inventoryFile: string, targets: string[], fl
   const reports = await verify(hosts, { connect, cluster }).finally(() => {
     for (const d of dialed.values()) d.sock.destroy(); // each host's connection is closed by now; this is for an early failure
   });
-  process.stdout.write(flags.output === 'json' ? renderJson(reports) : renderText(reports));
+  process.stdout.write(flags.output === 'json' ? renderJson(reports) : renderText(reports, { details: flags.details }));
   return exitCode(reports);
 }

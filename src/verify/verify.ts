@@ -2,11 +2,12 @@
  * `decom verify`: probe every target host in parallel (one connection, one round
  * trip each), apply the residue rules, and say per host what is left.
  */
-import type { Host } from '../inventory/types.js';
+import type { Host } from '../inventory/index.js';
 import type { Transport } from '../transport/types.js';
 import { TransportError } from '../transport/types.js';
 import { probeNode } from '../probes/index.js';
 import { findings, type Finding } from './rules.js';
+import { printable, renderSummary, summarizeFindings } from './report.js';
 import type { NodeCheck } from '../cluster/nodes.js';
 
 export interface HostReport {
@@ -63,35 +64,35 @@ export const exitCode = (reports: HostReport[]): number =>
   reports.some((r) => !r.reachable) ? 3 : reports.some((r) => !r.clean) ? 1 : 0;
 
 /**
- * Control characters as escapes (\n, \t, \x1b): a mount target, a file name or a
- * process title on the node is anyone's text, and must not move the cursor or forge a
- * line of this report. JSON output escapes them itself and keeps them exact.
+ * The report for people: per host, one line per finding kind (how many, the first
+ * subjects), or with `details` one line per finding; then one verdict line per host.
  */
-const printable = (s: string): string =>
-  s.replace(/[\x00-\x1f\x7f]/g, (c) =>
-    c === '\n' ? '\\n' : c === '\t' ? '\\t' : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`,
-  );
-
-export function renderText(reports: HostReport[]): string {
+export function renderText(reports: HostReport[], opts: { details?: boolean } = {}): string {
   const out: string[] = [];
   for (const r of reports) {
-    const findings = r.findings.map((f) => ({ kind: f.kind, subject: printable(f.subject), detail: printable(f.detail) }));
-    const kindW = Math.max(0, ...findings.map((f) => f.kind.length));
-    const subjW = Math.min(60, Math.max(0, ...findings.map((f) => f.subject.length)));
-    for (const f of findings) out.push(`${printable(r.host)}  ${f.kind.padEnd(kindW)}  ${f.subject.padEnd(subjW)}  ${f.detail}`);
-    for (const w of r.warnings ?? []) out.push(`${printable(r.host)}: warning: ${printable(w)}`);
+    const host = printable(r.host);
+    if (opts.details) out.push(...findingLines(host, r.findings));
+    else out.push(...renderSummary(summarizeFindings(r.findings), `${host}  `));
+    for (const w of r.warnings ?? []) out.push(`${host}: warning: ${printable(w)}`);
   }
   for (const r of reports) {
-    if (!r.reachable) out.push(`${printable(r.host)}: NOT CHECKED: ${printable(r.error ?? '')}`);
-    else if (r.clean) out.push(`${printable(r.host)}: clean`);
+    const host = printable(r.host);
+    if (!r.reachable) out.push(`${host}: NOT CHECKED: ${printable(r.error ?? '')}`);
+    else if (r.clean) out.push(`${host}: clean`);
     else {
-      const byKind = new Map<string, number>();
-      for (const f of r.findings) byKind.set(f.kind, (byKind.get(f.kind) ?? 0) + 1);
-      const summary = [...byKind].map(([k, n]) => `${n} ${k}`).join(', ');
-      out.push(`${printable(r.host)}: NOT CLEAN: ${r.findings.length} finding${r.findings.length === 1 ? '' : 's'} (${summary})`);
+      const byKind = summarizeFindings(r.findings).map((s) => `${s.count} ${s.kind}`).join(', ');
+      out.push(`${host}: NOT CLEAN: ${r.findings.length} finding${r.findings.length === 1 ? '' : 's'} (${byKind})`);
     }
   }
   return `${out.join('\n')}\n`;
+}
+
+/** `host  kind  subject  detail`, one line per finding. */
+function findingLines(host: string, findings: Finding[]): string[] {
+  const shown = findings.map((f) => ({ kind: f.kind, subject: printable(f.subject), detail: printable(f.detail) }));
+  const kindW = Math.max(0, ...shown.map((f) => f.kind.length));
+  const subjW = Math.min(60, Math.max(0, ...shown.map((f) => f.subject.length)));
+  return shown.map((f) => `${host}  ${f.kind.padEnd(kindW)}  ${f.subject.padEnd(subjW)}  ${f.detail}`);
 }
 
 export const renderJson = (reports: HostReport[]): string =>
