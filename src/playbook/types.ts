@@ -1,0 +1,39 @@
+import type { z } from 'zod';
+import type { Condition } from './when.js';
+
+/** A built-in step as the engine offers it to playbooks. */
+export interface StepSpec {
+  description: string;
+  /** Its `with:` parameters; unknown keys are refused whatever the schema says. */
+  params: z.ZodObject<any>;
+}
+
+/** Built-in steps by name. */
+export type StepCatalogue = Record<string, StepSpec>;
+
+interface StepCommon {
+  /** What progress output calls the step: its `name:`, else the built-in step's name. */
+  label: string;
+  tags: string[];
+  /** All must hold for a host (see evalWhen); absent = always. */
+  when?: Condition[];
+  /** FILE:LINE:COL of the step's entry in the playbook. */
+  where: string;
+}
+
+export type PlaybookStep =
+  | (StepCommon & { kind: 'builtin'; name: string; params: Record<string, unknown> })
+  | (StepCommon & {
+      kind: 'shell';
+      shell: string;
+      /** Run `shell` only when this exits 0 ("there is work"); absent = always run. */
+      check?: string;
+      timeoutSec: number;
+    });
+
+export interface Playbook {
+  file: string;
+  name: string;
+  description?: string;
+  steps: PlaybookStep[];
+}
