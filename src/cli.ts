@@ -23,6 +23,7 @@ program
   .option('--known-hosts <file>', 'known_hosts file to check host keys against (instead of the inventory\'s or ~/.ssh/known_hosts)')
   .option('--accept-new-host-keys', 'record the key of a host seen for the first time (a changed key is always refused)', false)
   .option('--kubeconfig <file>', 'also report a Node object still registered (default: $KUBECONFIG, ~/.kube/config)')
+  .option('--details', 'text output: one line per finding, with its detail (default: per kind, the count and the first subjects)', false)
   .addHelpText(
     'after',
     '\nExit codes: 0 every host clean, 1 residue found, 2 bad input, 3 a host could not be checked.',
@@ -30,6 +31,38 @@ program
   .action(async (inventory, targets, o) => {
     const { verifyCommand } = await import('./verify/cli.js');
     process.exitCode = await verifyCommand(inventory, targets, o);
+  });
+
+program
+  .command('run')
+  .description('run a playbook on the hosts: ordered, idempotent, verified (today: --playbook reset, the node-side teardown)')
+  .argument('<inventory>', "decom's inventory, or kubespray's/Ansible's hosts.yaml or INI")
+  .argument('<targets...>', 'host names (a group or "all" only with --allow-many)')
+  .option('--playbook <name|path>', 'a shipped playbook by name (reset) or a playbook file')
+  .option('--check', 'plan only: print every action for every host, change nothing', false)
+  .option('--limit <pattern>', 'narrow the targets, as Ansible --limit (a,b  !host  &group)')
+  .option('--tags <tags>', 'run only the steps with one of these tags (comma-separated)')
+  .option('--skip-tags <tags>', 'skip the steps with one of these tags')
+  .option('--forks <n>', 'hosts worked on at once (default: all)')
+  .option('--serial <n|p%>', 'roll in batches of this many hosts (or percent of them)')
+  .option('--max-fail-percent <p>', 'stop the roll when more than this percentage of a batch failed')
+  .option('--yes', 'do not ask to type the host names', false)
+  .option('--allow-many', 'allow a group or "all" as a target', false)
+  .option('--keep-backup-on-node', "keep the node's copy of the backup after the operator's copy is verified", false)
+  .option('--state-dir <dir>', 'where journals and backups go (default: $DECOM_STATE_DIR, $XDG_STATE_HOME/decom, ~/.local/state/decom)')
+  .addOption(new Option('--output <format>', 'output format').choices(['text', 'json'] as const).default('text' as const))
+  .option('--details', 'list every finding left, not a summary per kind', false)
+  .addOption(new Option('--connection <how>', 'ssh to each host, or run on this machine (only on the node itself)').choices(['ssh', 'local'] as const).default('ssh' as const))
+  .option('--known-hosts <file>', "known_hosts file to check host keys against (instead of the inventory's or ~/.ssh/known_hosts)")
+  .option('--accept-new-host-keys', 'record the key of a host seen for the first time (a changed key is always refused)', false)
+  .option('--kubeconfig <file>', 'after the reset, say whether the Node object is still registered')
+  .addHelpText(
+    'after',
+    '\nExit codes: 0 every host clean, 1 a host not clean or a step failed, 2 bad input, 3 a host unreachable or lost mid-run, 4 refused by an interlock (nothing changed).',
+  )
+  .action(async (inventory, targets, o) => {
+    const { runCommand } = await import('./run/cli.js');
+    process.exitCode = await runCommand(inventory, targets, o);
   });
 
 const sandbox = program

@@ -25,7 +25,7 @@ function procs(list: [number, number, string, string[]][]): ReturnType<typeof pa
 const emptyState = (): NodeState => ({
   hostname: 'n', machineId: 'm', pid1: 'systemd', uid: 0, tools: new Set(), paths: [], processes: new Map(),
   k8sCgroups: new Map(), listeners: [], mounts: [], netns: [], links: [], iptables: [], nftTables: [], ipvs: [],
-  units: new Map(), containers: [],
+  units: new Map(), runningUnits: new Set(), containers: [], kubeletHealthy: false, staticPods: [],
 });
 
 describe('probe parsers', () => {
@@ -181,10 +181,10 @@ describe('residue rules', () => {
   it("judges kubelet.service running by its cgroup, else by systemd's word, never by a wants link alone", () => {
     const unit = (s: NodeState) => findings(s).filter((f) => f.kind === 'kubelet-service').map((f) => f.detail.replace(/; a running.*$/, ''));
     const s = emptyState();
-    s.paths = [{ kind: 'kubelet-unit-cgroup', path: '/sys/fs/cgroup/unified/system.slice/kubelet.service' }];
-    expect(unit(s)).toEqual(['running (cgroup /sys/fs/cgroup/unified/system.slice/kubelet.service)']);
+    s.runningUnits = new Set(['kubelet.service']);
+    expect(unit(s)).toEqual(['running (its cgroup exists)']);
     // kubespray's reset removes the unit but not the wants link: no cgroup, and systemd says not-found.
-    s.paths = [];
+    s.runningUnits = new Set();
     s.units = new Map([['kubelet.service', { id: 'kubelet.service', load: 'not-found', active: 'inactive', fileState: '' }]]);
     expect(unit(s)).toEqual([]);
     s.units = new Map([['kubelet.service', { id: 'kubelet.service', load: 'masked', active: 'inactive', fileState: 'masked' }]]);

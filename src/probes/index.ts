@@ -1,61 +1,96 @@
 import { randomBytes } from 'node:crypto';
 import type { Transport } from '../transport/types.js';
 import { TransportError } from '../transport/types.js';
-import { probeScript } from './script.js';
+import { ALL_VIEWS, probeScript, type View } from './script.js';
 import {
-  parseCgroups, parseCrictl, parseCtr, parseDocker, parseIpvs, parseIptablesSave, parseLinks, parseMeta,
-  parseMountinfo, parseNetns, parseNftTables, parsePaths, parseProcs, parseSs, parseSystemctlShow, splitSections,
+  parseCgroups, parseCrictl, parseCtr, parseDocker, parseEtcd, parseIpvs, parseIptablesSave, parseLinks, parseManifests,
+  parseMeta, parseMountinfo, parseNetns, parseNftTables, parsePaths, parseProcs, parseSs, parseSystemctlShow, splitSections,
 } from './parse.js';
 import type { NodeState } from './state.js';
 
-export type { NodeState } from './state.js';
+export type { Container, NodeState, Proc } from './state.js';
+export { ALL_VIEWS, VIEWS, type View } from './script.js';
 
-/** One probe run's sections (see splitSections) as a NodeState. Pure. */
-function fromSections(s: Map<string, string>): NodeState {
+const EMPTY: Omit<NodeState, 'hostname' | 'machineId' | 'pid1' | 'uid' | 'tools'> = {
+  paths: [], processes: new Map(), k8sCgroups: new Map(), listeners: [], mounts: [], netns: [], links: [], iptables: [],
+  nftTables: [], ipvs: [], units: new Map(), runningUnits: new Set(), containers: [], kubeletHealthy: false, staticPods: [],
+};
+
+/**
+ * One probe run's sections as a NodeState. Pure. A partial probe (some views only)
+ * updates `prev`: what it did not look at stays as `prev` saw it.
+ */
+export function stateFromSections(s: Map<string, string>, prev?: NodeState): NodeState {
   const get = (name: string) => s.get(name) ?? '';
+  const has = (name: string) => s.has(name);
   const meta = parseMeta(get('meta'));
-  const crictl = meta.tools.has('crictl') && get('crictl-pods').trim() !== '';
-  const processes = parseProcs(get('stat'), get('cmdline'));
-  return {
-    ...meta,
-    paths: parsePaths(get('paths')),
-    processes,
-    k8sCgroups: parseCgroups(get('cgroups')),
-    listeners: parseSs(get('listen')),
-    mounts: parseMountinfo(get('mountinfo')),
-    netns: parseNetns(get('netns')),
-    links: parseLinks(get('links')),
-    iptables: [
+  const base: NodeState = prev ?? { ...meta, ...EMPTY };
+  const st: NodeState = { ...base, ...meta };
+  if (has('paths')) st.paths = parsePaths(get('paths'));
+  if (has('stat')) {
+    st.processes = parseProcs(get('stat'), get('cmdline'));
+    st.k8sCgroups = parseCgroups(get('cgroups'));
+  }
+  if (has('listen')) st.listeners = parseSs(get('listen'));
+  if (has('mountinfo')) st.mounts = parseMountinfo(get('mountinfo'));
+  if (has('netns')) st.netns = parseNetns(get('netns'));
+  if (has('links')) st.links = parseLinks(get('links'));
+  if (has('iptables-nft')) {
+    st.iptables = [
       ...parseIptablesSave(get('iptables-nft'), 'nft', 4),
       ...parseIptablesSave(get('ip6tables-nft'), 'nft', 6),
       ...parseIptablesSave(get('iptables-legacy'), 'legacy', 4),
       ...parseIptablesSave(get('ip6tables-legacy'), 'legacy', 6),
-    ],
-    nftTables: parseNftTables(get('nft-tables')),
-    ipvs: parseIpvs(get('ipvs')),
-    units: parseSystemctlShow(get('systemd')),
-    containers: [
+    ];
+    st.nftTables = parseNftTables(get('nft-tables'));
+    st.ipvs = parseIpvs(get('ipvs'));
+  }
+  if (has('unit-cgroups')) {
+    st.runningUnits = new Set(get('unit-cgroups').split('\n').filter(Boolean));
+    st.units = parseSystemctlShow(get('systemd'));
+  }
+  if (has('task-bundles')) {
+    const crictl = meta.tools.has('crictl') && get('crictl-pods').trim() !== '';
+    st.containers = [
       ...(crictl
         ? parseCrictl(get('crictl-pods'), get('crictl-containers'))
-        : parseCtr(get('ctr-containers'), get('task-bundles'), processes)),
+        : parseCtr(get('ctr-containers'), get('task-bundles'), st.processes)),
       ...parseDocker(get('docker')),
-    ],
-  };
+    ];
+  }
+  if (has('manifests')) {
+    st.kubeletHealthy = get('kubelet-healthz').trim() === 'ok';
+    st.staticPods = parseManifests(get('manifests'));
+  }
+  if (has('etcd')) {
+    const etcd = parseEtcd(get('etcd'));
+    if (etcd) st.etcd = etcd;
+    else delete st.etcd;
+  }
+  return st;
 }
 
-/** One exec, one round trip: everything decom needs to know about the node. */
-export async function probeNode(t: Transport, opts: { sudo?: boolean; timeoutSec?: number } = {}): Promise<NodeState> {
-  const nonce = randomBytes(8).toString('hex');
-  const r = await t.exec(probeScript(nonce), { sudo: opts.sudo, timeoutSec: opts.timeoutSec ?? 60 });
+/** Why a probe's output has no `end` section, in words an SRE can act on. */
+export function unfinishedProbe(host: string, r: { code: number; stdout: string; stderr: string }, nonce: string): TransportError {
+  const why =
+    r.code === 124
+      ? 'the probe timed out on the node'
+      : r.code === 0 && r.stdout.includes(`@@decom-${nonce} key \n`)
+        ? 'the probe could not read /proc/sys/kernel/random/uuid, which marks its output'
+        : `the probe did not finish (exit ${r.code})`;
+  return new TransportError(host, 'exec', `${why}${r.stderr.trim() ? `: ${r.stderr.trim().split('\n').slice(-1)[0]}` : ''}`);
+}
+
+export const newNonce = (): string => randomBytes(8).toString('hex');
+
+/** One exec, one round trip: everything decom needs to know about the node (or the views asked for, on top of `prev`). */
+export async function probeNode(
+  t: Transport,
+  opts: { sudo?: boolean; timeoutSec?: number; views?: ReadonlySet<View>; prev?: NodeState } = {},
+): Promise<NodeState> {
+  const nonce = newNonce();
+  const r = await t.exec(probeScript(nonce, opts.views ?? ALL_VIEWS), { sudo: opts.sudo, timeoutSec: opts.timeoutSec ?? 60 });
   const sections = splitSections(r.stdout, nonce);
-  if (!sections.has('end')) {
-    const why =
-      r.code === 124
-        ? 'the probe timed out on the node'
-        : r.code === 0 && r.stdout.includes(`@@decom-${nonce} key \n`)
-          ? 'the probe could not read /proc/sys/kernel/random/uuid, which marks its output'
-          : `the probe did not finish (exit ${r.code})`;
-    throw new TransportError(t.host, 'exec', `${why}${r.stderr.trim() ? `: ${r.stderr.trim().split('\n').slice(-1)[0]}` : ''}`);
-  }
-  return fromSections(sections);
+  if (!sections.has('end')) throw unfinishedProbe(t.host, r, nonce);
+  return stateFromSections(sections, opts.prev);
 }

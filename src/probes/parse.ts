@@ -2,7 +2,7 @@
  * Pure parsers: raw probe output in, typed views out. Each one takes the text a
  * single command prints and is tested on real output of that command.
  */
-import type { Container, IptablesTable, Link, Listener, Mount, Proc, Unit } from './state.js';
+import type { Container, EtcdView, IptablesTable, Link, Listener, Mount, Proc, StaticPod, Unit } from './state.js';
 import type { StatePathKind } from './script.js';
 
 const lines = (s: string): string[] => s.split('\n').filter((l) => l.trim() !== '');
@@ -78,14 +78,16 @@ export function parseProcs(statText: string, cmdlineText: string): Map<number, P
     const open = stat.indexOf(' (');
     const close = stat.lastIndexOf(') ');
     if (open < 0 || close < open) continue;
-    const ppid = Number(stat.slice(close + 2).split(' ')[1]);
+    const fields = stat.slice(close + 2).split(' ');
+    const ppid = Number(fields[1]);
     if (!Number.isInteger(ppid)) continue;
+    const start = Number(fields[19] ?? 0);
     const argv = (cmdlines.get(pid) ?? '').split('\0');
     while (argv.length && argv[argv.length - 1] === '') argv.pop();
     // A title rewritten in place (setproctitle: "sshd: root@notty") is one argument with spaces.
     const argv0 = (argv.length === 1 ? argv[0]?.split(' ')[0] : argv[0]) ?? '';
     const name = argv0 ? argv0.slice(argv0.lastIndexOf('/') + 1) : `[${stat.slice(open + 2, close)}]`;
-    procs.set(pid, { pid, ppid, name, args: argv.length ? argv.join(' ') : name });
+    procs.set(pid, { pid, ppid, name, args: argv.length ? argv.join(' ') : name, start });
   }
   return procs;
 }
@@ -281,4 +283,38 @@ export function parseDocker(text: string): Container[] {
     if (parts.length >= 6) c.pod = `${parts[3]}/${parts[2]}`;
     return c;
   });
+}
+
+/** "FILE\0  name: X\n  namespace: Y\n\0" records: the first two indented keys of each manifest. */
+export function parseManifests(text: string): StaticPod[] {
+  const recs = text.split('\0');
+  const out: StaticPod[] = [];
+  for (let i = 0; i + 1 < recs.length; i += 2) {
+    const file = (recs[i] as string).replace(/^\n/, '');
+    const kv = Object.fromEntries(
+      lines(recs[i + 1] as string).map((l) => {
+        const m = /^\s+(name|namespace):\s*['"]?([^'"\s#]*)/.exec(l);
+        return m ? [m[1], m[2]] : ['', ''];
+      }),
+    );
+    out.push({ file, ...(kv.name ? { name: kv.name as string } : {}), namespace: (kv.namespace as string) || 'default' });
+  }
+  return out;
+}
+
+/** The `etcd` section: endpoint=, status=, members=, health= lines, each value one JSON document (or empty). */
+export function parseEtcd(text: string): EtcdView | undefined {
+  const kv = new Map(lines(text).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)] as const));
+  if (!kv.has('endpoint')) return undefined;
+  const view: EtcdView = { endpoint: kv.get('endpoint') ?? '', members: [], health: [] };
+  const hex = (n: unknown) => (typeof n === 'number' || typeof n === 'bigint' || typeof n === 'string' ? BigInt(n).toString(16) : undefined);
+  // Member IDs are 64-bit: parsed as text so no digit is lost to floating point.
+  const big = (s: string | undefined) => (s ?? '').replace(/"(ID|member_id)":(\d+)/g, '"$1":"$2"');
+  const status = json<{ Status?: { header?: { member_id?: string } } }[]>(big(kv.get('status')));
+  view.memberId = hex(status?.[0]?.Status?.header?.member_id);
+  const members = json<{ members?: { ID?: string; name?: string; isLearner?: boolean }[] }>(big(kv.get('members')));
+  view.members = (members?.members ?? []).map((m) => ({ id: hex(m.ID) ?? '?', name: m.name ?? '', isLearner: m.isLearner === true }));
+  view.health = (json<{ endpoint?: string; health?: boolean }[]>(kv.get('health') ?? '') ?? []).map((h) => ({ endpoint: h.endpoint ?? '?', healthy: h.health === true }));
+  if (!status || !members) view.error = 'etcdctl could not reach the local member';
+  return view;
 }

@@ -18,28 +18,27 @@ export const STATE_PATHS = {
   'cni-config': ['/etc/cni/net.d/*'],
   'cni-state': ['/var/lib/cni/*', '/var/lib/cni/networks/*/*', '/run/flannel/*'],
   'etcd-data': ['/var/lib/etcd/member'],
-  // The unit's cgroup (v1, hybrid, v2): it exists only while systemd runs the kubelet.
-  'kubelet-unit-cgroup': [
-    '/sys/fs/cgroup/systemd/system.slice/kubelet.service',
-    '/sys/fs/cgroup/unified/system.slice/kubelet.service',
-    '/sys/fs/cgroup/system.slice/kubelet.service',
-  ],
 } as const;
 
 export type StatePathKind = keyof typeof STATE_PATHS;
 
 /**
- * The script for one run. `nonce` is the client's; the script adds a key of its own,
- * read from the node's kernel and printed first, because the script text (and so the
- * nonce) is readable by any process in /proc/PID/cmdline while it runs. Markers carry
- * both; only the key line is trusted to say what the key is (see splitSections).
+ * What a probe can be asked for. A reset step re-probes only the views its work
+ * shows in (one round trip, a fraction of the full probe's cost); verify asks for all.
  */
-export function probeScript(nonce: string): string {
-  const paths = Object.entries(STATE_PATHS)
-    .flatMap(([kind, globs]) => globs.map((g) => `for p in ${g}; do [ -e "$p" ] || [ -L "$p" ] && printf '%s\\t%s\\0' ${kind} "$p"; done`))
-    .join('\n');
+export const VIEWS = ['files', 'processes', 'sockets', 'mounts', 'netns', 'links', 'firewall', 'units', 'containers', 'kubelet', 'etcd'] as const;
+export type View = (typeof VIEWS)[number];
+export const ALL_VIEWS: ReadonlySet<View> = new Set(VIEWS);
+
+/**
+ * The shell prelude every node script starts with: PATH, the C locale, and the
+ * section marker function `s`. The script prints a key of its own, read from the
+ * node's kernel, first, because the script text (and so the nonce) is readable by
+ * any process in /proc/PID/cmdline while it runs. Markers carry both; only the key
+ * line is trusted to say what the key is (see splitSections).
+ */
+export function scriptPrelude(nonce: string): string {
   return `
-exec 2>/dev/null
 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 # Bytes, not characters: in a UTF-8 locale grep skips a file whose process name is not valid UTF-8.
 export LC_ALL=C
@@ -48,45 +47,56 @@ printf '\\n@@decom-${nonce} key %s\\n' "$K"
 s() { printf '\\n@@decom-${nonce}-%s %s\\n' "$K" "$1"; }
 has() { command -v "$1" >/dev/null; }
 T="timeout 10"
+`;
+}
 
+/** The read-only probe of `views` (all by default), after scriptPrelude. Ends with the `end` section. */
+export function probeBody(views: ReadonlySet<View> = ALL_VIEWS): string {
+  const v = (view: View, text: string) => (views.has(view) ? text : '');
+  const paths = Object.entries(STATE_PATHS)
+    .flatMap(([kind, globs]) => globs.map((g) => `for p in ${g}; do [ -e "$p" ] || [ -L "$p" ] && printf '%s\\t%s\\0' ${kind} "$p"; done`))
+    .join('\n');
+  return `
+exec 2>/dev/null
 s meta
 read -r v < /proc/sys/kernel/hostname; printf 'hostname=%s\\n' "$v"
 v=; read -r v < /etc/machine-id; printf 'machine_id=%s\\n' "$v"
 read -r PID1 < /proc/1/comm; printf 'pid1=%s\\n' "$PID1"
 # The effective uid (Uid: real effective saved fs), without forking id -u.
 while read -r k _ v _; do [ "$k" = Uid: ] && printf 'uid=%s\\n' "$v" && break; done < /proc/self/status
-for t in crictl ctr docker iptables-nft-save iptables-legacy-save ip6tables-nft-save ip6tables-legacy-save iptables-save nft ss systemctl; do has "$t" && printf 'tool=%s\\n' "$t"; done
-
+for t in crictl ctr docker etcdctl iptables-nft-save iptables-legacy-save ip6tables-nft-save ip6tables-legacy-save iptables-save nft ss systemctl ipvsadm; do has "$t" && printf 'tool=%s\\n' "$t"; done
+${v('files', `
 s paths
-${paths}
+${paths}`)}
 
-# Processes straight from /proc (ps reads five files per process): pid, comm and ppid
-# from stat, argv from cmdline. grep -H prefixes every line with the file it came
-# from, so no process can forge another's entry.
-s stat
+# Processes straight from /proc (ps reads five files per process): pid, comm, ppid
+# and start time from stat, argv from cmdline. grep -H prefixes every line with the
+# file it came from, so no process can forge another's entry. The listing is always
+# taken (it says which daemons run), and printed when asked for.
 ST=$(grep -a -H '' /proc/[0-9]*/stat)
-printf '%s\\n' "$ST"
 # Is a daemon running? Matched on its comm in the listing above: no pgrep, no fork.
 running() { case "$ST" in *" ($1) "*) return 0 ;; esac; return 1; }
+${v('processes', `
+s stat
+printf '%s\\n' "$ST"
 s cmdline
 grep -a -H '' /proc/[0-9]*/cmdline
-
 s cgroups
 # One line per process is enough (-m 1 counts per file): v1 repeats the path per controller.
-grep -a -H -m 1 -E 'kubepods|/k8s\\.io/|cri-containerd' /proc/[0-9]*/cgroup
-
+grep -a -H -m 1 -E 'kubepods|/k8s\\.io/|cri-containerd' /proc/[0-9]*/cgroup`)}
+${v('sockets', `
 s listen
-ss -Hltnp
-
+ss -Hltnp`)}
+${v('mounts', `
 s mountinfo
-cat /proc/self/mountinfo
-
+cat /proc/self/mountinfo`)}
+${v('netns', `
 s netns
-for n in /run/netns/*; do [ -e "$n" ] && printf '%s\\0' "$n"; done
-
+for n in /run/netns/*; do [ -e "$n" ] && printf '%s\\0' "$n"; done`)}
+${v('links', `
 s links
-ip -o link show
-
+ip -o link show`)}
+${v('firewall', `
 # Both backends: a node that switched (or ran two kube-proxy versions) carries both.
 # Legacy tables are read only when the kernel has them loaded: reading must not load modules.
 s iptables-nft
@@ -100,15 +110,22 @@ v=; read -r v < /proc/net/ip6_tables_names; [ -n "$v" ] && has ip6tables-legacy-
 s nft-tables
 has nft && nft list tables
 s ipvs
-[ -r /proc/net/ip_vs ] && cat /proc/net/ip_vs
-
+[ -r /proc/net/ip_vs ] && cat /proc/net/ip_vs`)}
+${v('units', `
+s unit-cgroups
+# A unit's cgroup exists only while systemd runs it (v1, hybrid, v2).
+KU=
+for u in kubelet etcd; do
+  for p in /sys/fs/cgroup/systemd/system.slice /sys/fs/cgroup/unified/system.slice /sys/fs/cgroup/system.slice; do
+    [ -d "$p/$u.service" ] && printf '%s\\n' "$u.service" && [ "$u" = kubelet ] && KU=1
+  done
+done
 s systemd
-# Not while the unit's cgroup shows it running (the common dirty node): otherwise only
-# systemd knows whether the kubelet is enabled (a wants link may dangle, the unit may
-# be masked) or auto-restarting, even with its unit file removed without a daemon-reload.
-KU=; for p in ${STATE_PATHS['kubelet-unit-cgroup'].join(' ')}; do [ -d "$p" ] && KU=1; done
-[ "$PID1" = systemd ] && [ -z "$KU" ] && has systemctl && $T systemctl show -p Id,LoadState,ActiveState,UnitFileState kubelet.service
-
+# Not while the kubelet's cgroup shows it running (the common dirty node): otherwise
+# only systemd knows whether it is enabled (a wants link may dangle, the unit may be
+# masked) or auto-restarting, even with its unit file removed without a daemon-reload.
+[ "$PID1" = systemd ] && [ -z "$KU" ] && has systemctl && $T systemctl show -p Id,LoadState,ActiveState,UnitFileState kubelet.service`)}
+${v('containers', `
 # Runtime clients only when their daemon runs (a stale socket makes them hang).
 CONTAINERD=; running containerd && CONTAINERD=1
 s crictl-pods
@@ -122,8 +139,42 @@ s task-bundles
 set -- /run/containerd/io.containerd.runtime.v2.task/k8s.io/*/config.json /run/containerd/io.containerd.runtime.v2.task/k8s.io/*/init.pid
 grep -H -o -E '"io\\.kubernetes\\.cri\\.(container-type|container-name|sandbox-name|sandbox-namespace)":"[^"]*"|^[0-9]+$' "$@"
 s docker
-running dockerd && has docker && $T docker ps -a --no-trunc --filter name=^k8s_ --format '{{.ID}}\\t{{.Names}}\\t{{.State}}'
+running dockerd && has docker && $T docker ps -a --no-trunc --filter name=^k8s_ --format '{{.ID}}\\t{{.Names}}\\t{{.State}}'`)}
+${v('kubelet', `
+# The kubelet tears static pods down only while it is healthy; which pods are static
+# is read from the manifests (name, namespace).
+s kubelet-healthz
+if running kubelet; then
+  if has curl; then $T curl -s -m 2 http://127.0.0.1:10248/healthz; elif has wget; then $T wget -q -T 2 -O - http://127.0.0.1:10248/healthz; fi
+fi
+s manifests
+for f in /etc/kubernetes/manifests/*; do [ -f "$f" ] && printf '%s\\0' "$f" && grep -E '^  (name|namespace):' "$f" | head -n 2 && printf '\\0'; done`)}
+${v('etcd', `
+# Is this node's etcd a voting member of a healthy cluster? Asked only when an etcd
+# process runs. Connection settings as kubespray's /etc/etcd.env or Debian's
+# /etc/default/etcd give them (read, never sourced).
+s etcd
+if running etcd && has etcdctl; then
+  for f in /etc/etcd.env /etc/default/etcd; do
+    [ -r "$f" ] && while IFS='=' read -r k val; do
+      case $k in ETCDCTL_ENDPOINTS|ETCDCTL_CACERT|ETCDCTL_CERT|ETCDCTL_KEY|ETCDCTL_CA_FILE|ETCDCTL_CERT_FILE|ETCDCTL_KEY_FILE|ETCD_ADVERTISE_CLIENT_URLS) eval "E_$k=\\$val" ;; esac
+    done < "$f"
+  done
+  EP=\${E_ETCDCTL_ENDPOINTS:-\${E_ETCD_ADVERTISE_CLIENT_URLS:-http://127.0.0.1:2379}}; EP=\${EP%%,*}
+  CA=\${E_ETCDCTL_CACERT:-$E_ETCDCTL_CA_FILE}; CE=\${E_ETCDCTL_CERT:-$E_ETCDCTL_CERT_FILE}; KE=\${E_ETCDCTL_KEY:-$E_ETCDCTL_KEY_FILE}
+  if [ -z "$CA" ] && [ -r /etc/kubernetes/pki/etcd/ca.crt ]; then
+    CA=/etc/kubernetes/pki/etcd/ca.crt CE=/etc/kubernetes/pki/etcd/healthcheck-client.crt KE=/etc/kubernetes/pki/etcd/healthcheck-client.key
+  fi
+  et() { ETCDCTL_API=3 timeout 8 etcdctl --endpoints="$EP" --command-timeout=5s \${CA:+--cacert="$CA"} \${CE:+--cert="$CE"} \${KE:+--key="$KE"} "$@"; }
+  printf 'endpoint=%s\\n' "$EP"
+  printf 'status='; et endpoint status -w json | tr -d '\\n'; printf '\\n'
+  printf 'members='; et member list -w json | tr -d '\\n'; printf '\\n'
+  printf 'health='; et endpoint health --cluster -w json | tr -d '\\n'; printf '\\n'
+fi`)}
 s end
-exit 0
 `;
 }
+
+/** The whole read-only probe script for one run. `nonce` is the client's. */
+export const probeScript = (nonce: string, views: ReadonlySet<View> = ALL_VIEWS): string =>
+  `${scriptPrelude(nonce)}${probeBody(views)}exit 0\n`;

@@ -21,9 +21,34 @@ export interface NodeState {
   nftTables: { family: string; name: string }[];
   /** IPVS virtual services, as "TCP 10.233.0.1:443". */
   ipvs: string[];
-  /** systemd units by Id (only on systemd nodes). */
+  /** systemd units by Id (only on systemd nodes, and only when the unit's cgroup does not already say it runs). */
   units: Map<string, Unit>;
+  /** Units whose cgroup exists, i.e. systemd runs them now: "kubelet.service", "etcd.service". */
+  runningUnits: Set<string>;
   containers: Container[];
+  /** The kubelet answered `ok` on 127.0.0.1:10248/healthz: it will tear static pods down. */
+  kubeletHealthy: boolean;
+  /** The static pods' manifests, with the pod each one makes (the kubelet names it NAME-NODENAME). */
+  staticPods: StaticPod[];
+  /** What this node's etcd says of its cluster, when an etcd process runs. */
+  etcd?: EtcdView;
+}
+
+export interface StaticPod {
+  file: string;
+  name?: string;
+  namespace: string;
+}
+
+export interface EtcdView {
+  endpoint: string;
+  /** This member's ID (hex), from `endpoint status`; undefined when etcdctl could not ask. */
+  memberId?: string;
+  members: { id: string; name: string; isLearner: boolean }[];
+  /** Endpoints of the cluster and whether each answered healthy. */
+  health: { endpoint: string; healthy: boolean }[];
+  /** Why the view is incomplete (etcdctl failed). */
+  error?: string;
 }
 
 export interface Proc {
@@ -32,6 +57,8 @@ export interface Proc {
   /** basename of argv[0]: "kubelet", "containerd-shim-runc-v2", "[kthreadd]" */
   name: string;
   args: string;
+  /** Start time in clock ticks since boot (/proc/PID/stat field 22): with the PID, names one process for good. */
+  start: number;
 }
 
 export interface Listener {

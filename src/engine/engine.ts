@@ -1,0 +1,249 @@
+/**
+ * The engine: for each host, over its one connection, probe once, check the
+ * interlocks, then for each step plan → apply + re-probe (one round trip) → judge by
+ * the residue rules. --check plans every step on the state the steps before it will
+ * leave, and changes nothing. Hosts run in parallel (forks), in batches (serial).
+ */
+import type { Host } from '../inventory/index.js';
+import { TransportError, type Transport } from '../transport/types.js';
+import { ALL_VIEWS, type NodeState, type View } from '../probes/index.js';
+import { findings, type Finding } from '../verify/rules.js';
+import { acquireScript, releaseScript } from './lock.js';
+import type { Journal } from './journal.js';
+import { roundTrip } from './round-trip.js';
+import type { ActionResult, Step, StepContext, StepResult } from './step.js';
+import { q } from '../steps/sh.js';
+
+/** One step as a host runs it: the step, its parameters, and why it is skipped here (a `when:` that is false). */
+export interface PlannedStep {
+  step: Step;
+  label: string;
+  params: Record<string, unknown>;
+  skip?: string;
+}
+
+export interface HostResult {
+  host: string;
+  reachable: boolean;
+  clean: boolean;
+  steps: StepResult[];
+  /** The interlock that refused the host (nothing was changed). */
+  refused?: string;
+  /** Why the host could not be reached, or was lost mid-run. */
+  error?: string;
+  lost?: boolean;
+  /** The earlier run this one finishes (its lock was found and taken over). */
+  finishes?: string;
+  warnings: string[];
+  /** What is left on the host at the end, by the residue rules. */
+  left: Finding[];
+  /** Where the operator's copy of the backup is. */
+  backup?: string;
+}
+
+export type EngineEvent =
+  | { type: 'host-start'; host: string }
+  | { type: 'step-start'; host: string; step: string }
+  | { type: 'step-end'; host: string; step: string; result: StepResult }
+  | { type: 'host-end'; host: string; result: HostResult };
+
+export interface RunOptions {
+  runId: string;
+  check: boolean;
+  connect(host: Host): Promise<Transport>;
+  journal: Journal;
+  emit(e: EngineEvent): void;
+  /** Per host: the steps after tags and `when:`. */
+  steps(host: Host): PlannedStep[];
+  /** Where the operator's copy of a host's backup goes. */
+  operatorBackupDir(host: string): string;
+  keepBackupOnNode: boolean;
+  forks?: number;
+  /** Hosts per batch; the next batch starts when one ends. */
+  serial?: number;
+  /** Stop before the next batch when more than this percentage of a batch failed. */
+  maxFailPercent?: number;
+}
+
+const NODE_BACKUPS = '/var/backups/decom';
+
+const residue = (s: NodeState, step: Step): Finding[] => findings(s).filter((f) => step.owns(f));
+
+/** The views a step's round trip re-probes; containers are judged alive by the process list. */
+function viewsOf(step: Step): Set<View> {
+  const v = new Set<View>(step.views);
+  if (v.has('containers')) v.add('processes');
+  return v;
+}
+
+/** Is the inventory name the host's own? Short names, case-insensitive, unless the inventory names the expected hostname. */
+function wrongHost(host: Host, s: NodeState): string | undefined {
+  const expected = String(host.vars.decom_expected_hostname ?? host.name);
+  const short = (n: string) => n.toLowerCase().split('.')[0];
+  if (short(s.hostname) === short(expected)) return undefined;
+  return `${host.name} (${host.address}) says its hostname is "${s.hostname}", not "${expected}": refusing to reset what may be the wrong machine (set decom_expected_hostname in the inventory if the names differ on purpose)`;
+}
+
+async function runHost(host: Host, o: RunOptions): Promise<HostResult> {
+  const result: HostResult = { host: host.name, reachable: false, clean: false, steps: [], warnings: [], left: [] };
+  const j = (e: Record<string, unknown>) => o.journal.write({ host: host.name, ...e });
+  o.emit({ type: 'host-start', host: host.name });
+  let t: Transport | undefined;
+  let locked = false;
+  const backupDir = `${NODE_BACKUPS}/${o.runId}`;
+  const sudo = host.become;
+  try {
+    t = await o.connect(host);
+    result.reachable = true;
+    const first = await roundTrip(t, { actions: [], views: ALL_VIEWS, sudo, timeoutSec: 60, preamble: acquireScript(o.runId, o.check) });
+    let state = first.state;
+    const lock = (first.sections.get('lock') ?? '').trim();
+    j({ event: 'host-start', check: o.check, hostname: state.hostname, lock });
+    const [verdict, other] = lock.split(' ');
+    if (verdict === 'held') {
+      result.refused = `another decom run (${other}) is working on this node now; try again when it ends`;
+    } else if (verdict === 'taken' && other) {
+      locked = true;
+      result.finishes = other;
+      result.warnings.push(`took over the lock of run ${other}, which did not finish (killed, or its connection was lost): this run finishes its work`);
+      j({ event: 'resume', finishes: other });
+    } else if (verdict === 'acquired') locked = true;
+    else if (!o.check) throw new TransportError(host.name, 'exec', `could not take the node's lock (${lock || 'no answer'})`);
+
+    const planned = o.steps(host);
+    const ctxOf = (p: PlannedStep): StepContext => ({
+      runId: o.runId, backupDir, host: host.name, vars: host.vars, params: p.params, operatorBackupDir: o.operatorBackupDir(host.name),
+    });
+    result.refused ??= wrongHost(host, state);
+    for (const p of planned) {
+      if (result.refused || p.skip) break;
+      result.refused = p.step.refuse?.(state, ctxOf(p));
+    }
+    if (result.refused) {
+      j({ event: 'refused', reason: result.refused });
+      return result;
+    }
+
+    let stopped: string | undefined;
+    for (const p of planned) {
+      const started = Date.now();
+      if (stopped || p.skip) {
+        const r: StepResult = { name: p.label, status: 'skipped', actions: [], left: [], reason: p.skip ?? `not run: ${stopped} failed`, ms: 0 };
+        result.steps.push(r);
+        o.emit({ type: 'step-end', host: host.name, step: p.label, result: r });
+        continue;
+      }
+      o.emit({ type: 'step-start', host: host.name, step: p.label });
+      const ctx = ctxOf(p);
+      const plan = p.step.plan(state, ctx);
+      let r: StepResult;
+      if (o.check) {
+        const left = residue(state, p.step);
+        state = p.step.after(state, ctx);
+        const after = residue(state, p.step);
+        r = { name: p.label, status: plan.length ? 'changed' : left.length ? 'failed' : 'ok', actions: plan, left: plan.length ? after : left, ms: 0 };
+        if (!plan.length && left.length) r.reason = 'this step has nothing it can do about what is left';
+      } else {
+        let actions: ActionResult[] = [];
+        let note: string | undefined;
+        if (plan.length || p.step.reprobe) {
+          try {
+            const trip = await roundTrip(t, { actions: plan, views: viewsOf(p.step), prev: state, sudo, timeoutSec: p.step.timeoutSec?.(ctx) ?? 120 });
+            state = trip.state;
+            actions = trip.results;
+          } finally {
+            for (const a of actions) j({ event: 'action', step: p.label, action: a.what, command: a.script.length > 4000 ? `${a.script.slice(0, 4000)}…` : a.script, code: a.code, skipped: a.skipped, output: a.output, ms: a.ms });
+          }
+          if (p.step.afterApply && actions.some((a) => a.code === 0)) {
+            note = await p.step.afterApply(async (script) => {
+              const x = await t!.exec(script, { sudo, timeoutSec: 300 });
+              if (x.code !== 0) throw new Error(`exit ${x.code}: ${x.stderr.trim().split('\n').pop() ?? ''}`);
+              return x.stdout;
+            }, ctx).catch((e: unknown) => {
+              throw Object.assign(new Error(`${p.label}: ${(e as Error).message}`), { stepFailure: true });
+            });
+          }
+        }
+        const left = residue(state, p.step);
+        const failedAction = p.step.mustSucceed ? actions.find((a) => !a.skipped && a.code !== 0) : undefined;
+        const ran = actions.some((a) => !a.skipped);
+        r = { name: p.label, status: left.length || failedAction ? 'failed' : ran ? 'changed' : 'ok', actions, left, ms: Date.now() - started };
+        if (failedAction) r.reason = `${failedAction.what}: exit ${failedAction.code}${failedAction.output ? `: ${failedAction.output.trim().split('\n').pop()}` : ''}`;
+        else if (left.length) r.reason = plan.length ? `${left.length} left after its actions` : 'this step has nothing it can do about what is left';
+        if (note) r.reason = note;
+        if (p.step.name === 'backup' && ran) result.backup = ctx.operatorBackupDir;
+      }
+      j({ event: 'step', step: p.label, status: r.status, actions: r.actions.length, left: r.left.map((f) => `${f.kind} ${f.subject}`), reason: r.reason, ms: r.ms });
+      result.steps.push(r);
+      o.emit({ type: 'step-end', host: host.name, step: p.label, result: r });
+      if (r.status === 'failed' && !o.check) stopped = p.label;
+    }
+    result.left = stopped ? (result.steps.find((s) => s.status === 'failed')?.left ?? []) : findings(state).filter((f) => f.kind !== 'node-object');
+    result.clean = !stopped && result.left.length === 0 && !planned.some((p) => p.skip);
+    if (!o.check && result.clean && !o.keepBackupOnNode && result.backup) {
+      await t.exec(`rm -rf --one-file-system -- ${q(backupDir)}`, { sudo, timeoutSec: 60 });
+    }
+    return result;
+  } catch (e) {
+    if (e instanceof TransportError) {
+      result.error = e.message;
+      result.lost = result.reachable;
+      j({ event: 'error', error: e.message });
+      return result;
+    }
+    if ((e as { stepFailure?: boolean }).stepFailure) {
+      const step = result.steps.length ? undefined : undefined;
+      void step;
+      result.error = (e as Error).message;
+      j({ event: 'error', error: result.error });
+      return result;
+    }
+    throw e;
+  } finally {
+    if (locked && t && !result.lost) await t.exec(releaseScript(o.runId), { sudo, timeoutSec: 30 }).catch(() => {});
+    await t?.close().catch(() => {});
+    j({ event: 'host-end', reachable: result.reachable, clean: result.clean, refused: result.refused, error: result.error });
+    o.emit({ type: 'host-end', host: host.name, result });
+  }
+}
+
+/** Runs `tasks` with at most `limit` at a time, keeping their order in the results. */
+async function pool<T>(items: T[], limit: number, run: (x: T) => Promise<HostResult>): Promise<HostResult[]> {
+  const out: HostResult[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await run(items[i] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
+  return out;
+}
+
+export async function runFleet(hosts: Host[], o: RunOptions): Promise<HostResult[]> {
+  const size = o.serial && o.serial > 0 ? o.serial : hosts.length;
+  const results: HostResult[] = [];
+  for (let i = 0; i < hosts.length; i += size) {
+    const batch = hosts.slice(i, i + size);
+    const done = await pool(batch, o.forks ?? batch.length, (h) => runHost(h, o));
+    results.push(...done);
+    const failed = done.filter((r) => !r.clean).length;
+    if (o.maxFailPercent !== undefined && (failed * 100) / batch.length > o.maxFailPercent && i + size < hosts.length) {
+      const why = `not run: ${failed} of ${batch.length} hosts in the previous batch failed (more than --max-fail-percent ${o.maxFailPercent})`;
+      for (const h of hosts.slice(i + size)) {
+        results.push({ host: h.name, reachable: false, clean: false, steps: [], warnings: [], left: [], error: why });
+        o.journal.write({ host: h.name, event: 'not-run', reason: why });
+      }
+      break;
+    }
+  }
+  return results;
+}
+
+/** 0 every host clean, 3 a host unreachable or lost, 4 refused by an interlock, 1 otherwise. */
+export function runExitCode(results: HostResult[]): number {
+  if (results.some((r) => r.error && !r.refused)) return 3;
+  if (results.some((r) => r.refused)) return 4;
+  return results.every((r) => r.clean) ? 0 : 1;
+}

@@ -1,0 +1,79 @@
+/**
+ * What a step is. A step is the pair pyinfra calls operation and fact: a pure
+ * `plan(state) -> actions` and the residue it owns, judged by the same rules
+ * `decom verify` uses. The engine runs the actions, probes the views the step
+ * touched, and calls the step `changed` only when its residue is gone.
+ */
+import type { z } from 'zod';
+import type { NodeState, View } from '../probes/index.js';
+import type { Finding } from '../verify/rules.js';
+
+export interface Action {
+  /** What it does, one line, for the plan, the progress view and the journal. */
+  what: string;
+  /** POSIX sh, run on the node as root. Its exit status and output go to the journal. */
+  script: string;
+  /** A sh condition: the action runs only when it exits 0 (a shell step's `check:`). */
+  guard?: string;
+  /** What only the node can tell (the kubelet tearing static pods down): shown as such in --check. */
+  nodeDecides?: string;
+}
+
+/** What a step knows of the run and the host, besides the node's state. */
+export interface StepContext {
+  runId: string;
+  /** On the node: /var/backups/decom/RUN-ID (0700). */
+  backupDir: string;
+  /** The host's name in the inventory, and its variables. */
+  host: string;
+  vars: Record<string, unknown>;
+  params: Record<string, unknown>;
+  /** On the operator's machine: where this host's backup is copied to. */
+  operatorBackupDir: string;
+}
+
+export interface Step {
+  name: string;
+  description: string;
+  /** Parameters a playbook may give (`with:`), with their defaults. */
+  params: z.ZodObject;
+  /** The residue this step removes: it is `changed` only when none of it is left. */
+  owns(f: Finding): boolean;
+  /** Views that show the step's work and whatever it disturbs: re-probed after its actions, in the same round trip. */
+  views: readonly View[];
+  plan(s: NodeState, ctx: StepContext): Action[];
+  /** The state this step leaves, as the client can predict it: --check plans the next step on it. */
+  after(s: NodeState, ctx: StepContext): NodeState;
+  /** An interlock: a reason to refuse the whole host before anything changes. */
+  refuse?(s: NodeState, ctx: StepContext): string | undefined;
+  /** How long its actions may take on the node. */
+  timeoutSec?(ctx: StepContext): number;
+  /** Probe its views even when it has nothing to do: the final verify trusts no earlier view. */
+  reprobe?: boolean;
+  /** Fail when an action exits non-zero even if no residue is left (a backup, a shell step). */
+  mustSucceed?: boolean;
+  /** Client-side work after the actions ran (the backup's copy to the operator); throwing fails the step. */
+  afterApply?(exec: (script: string) => Promise<string>, ctx: StepContext): Promise<string | undefined>;
+}
+
+export type StepStatus = 'ok' | 'changed' | 'failed' | 'skipped';
+
+export interface ActionResult extends Action {
+  /** Exit status; undefined in --check, or when the guard said there was nothing to do. */
+  code?: number;
+  /** The first and last lines of what it printed. */
+  output?: string;
+  skipped?: boolean;
+  ms?: number;
+}
+
+export interface StepResult {
+  name: string;
+  status: StepStatus;
+  actions: ActionResult[];
+  /** The step's residue still on the node afterwards (failed), or found in --check. */
+  left: Finding[];
+  /** Why it failed or was skipped, in one line. */
+  reason?: string;
+  ms: number;
+}

@@ -1,0 +1,164 @@
+/**
+ * `decom run INVENTORY TARGET... --playbook reset`: resolve the hosts (explicitly:
+ * a group or `all` only with --allow-many), confirm, and hand them to the engine.
+ */
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline/promises';
+import { loadInventory, resolveTargets, type Host } from '../inventory/index.js';
+import { dial, type Dialed } from '../transport/dial.js';
+import { inputError, UserError } from '../util/errors.js';
+import { kubeconfigPath } from '../cluster/kubeconfig.js';
+import { Journal, stateDir } from '../engine/journal.js';
+import { runExitCode, runFleet, type PlannedStep } from '../engine/engine.js';
+import { STEPS, shellStep } from '../steps/index.js';
+import { evalWhen, loadPlaybook, selectSteps } from '../playbook/index.js';
+import { liveReporter, plainReporter, renderRunJson, renderRunText, type Reporter } from './report.js';
+
+export interface RunFlags {
+  playbook?: string;
+  check: boolean;
+  limit?: string;
+  output: 'text' | 'json';
+  details: boolean;
+  connection: 'ssh' | 'local';
+  knownHosts?: string;
+  acceptNewHostKeys: boolean;
+  kubeconfig?: string;
+  forks?: string;
+  serial?: string;
+  maxFailPercent?: string;
+  tags?: string;
+  skipTags?: string;
+  yes: boolean;
+  allowMany: boolean;
+  keepBackupOnNode: boolean;
+  stateDir?: string;
+}
+
+const count = (flag: string, v: string | undefined, min: number): number | undefined => {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min) throw inputError(`${flag} ${JSON.stringify(v)}: expected a whole number of at least ${min}`);
+  return n;
+};
+
+/** --serial N or P% of the hosts (at least one). */
+function serialSize(v: string | undefined, hosts: number): number | undefined {
+  if (v === undefined) return undefined;
+  const pct = /^(\d+)%$/.exec(v);
+  if (pct) {
+    const p = Number(pct[1]);
+    if (p < 1 || p > 100) throw inputError(`--serial ${v}: a percentage from 1% to 100%`);
+    return Math.max(1, Math.floor((hosts * p) / 100));
+  }
+  return count('--serial', v, 1);
+}
+
+/** Targets that name several hosts at once (a group, `all`) need --allow-many: a reset is not a fleet operation by accident. */
+function checkMany(targets: string[], hostsOf: (t: string) => number, isHost: (t: string) => boolean, allowMany: boolean): void {
+  if (allowMany) return;
+  const wide = targets.filter((t) => !isHost(t) && hostsOf(t) > 1);
+  if (wide.length) {
+    throw inputError(`${wide.map((t) => JSON.stringify(t)).join(', ')} name${wide.length === 1 ? 's' : ''} several hosts: name the hosts one by one, or pass --allow-many`);
+  }
+}
+
+async function confirm(hosts: Host[]): Promise<void> {
+  const names = hosts.map((h) => h.name).join(' ');
+  if (!process.stdin.isTTY) throw inputError(`refusing to reset ${names} without confirmation: no terminal to ask on; pass --yes`);
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  const answer = await rl.question(`This resets ${hosts.map((h) => `${h.name} (${h.address})`).join(', ')}: Kubernetes is torn down and its files deleted (backed up first).\nType the host name${hosts.length === 1 ? '' : 's'} to go on (${names}): `);
+  rl.close();
+  if (answer.trim().split(/\s+/).join(' ') !== names) throw new UserError('not confirmed: nothing was changed', 4);
+}
+
+export async function runCommand(inventoryFile: string, targets: string[], flags: RunFlags): Promise<number> {
+  if (!flags.playbook) {
+    throw inputError('decom run without --playbook runs the decommission (drain, etcd member removal, Node deletion), which is not built yet; for the node-side reset pass --playbook reset');
+  }
+  const inventory = await loadInventory(inventoryFile);
+  const hosts = resolveTargets(inventory, targets, flags.limit);
+  checkMany(targets, (t) => inventory.groups.get(t)?.length ?? 0, (t) => inventory.hosts.has(t), flags.allowMany);
+  const playbook = await loadPlaybook(flags.playbook, STEPS);
+  const split = (v?: string) => (v ? v.split(',').map((x) => x.trim()).filter(Boolean) : undefined);
+  const { steps: selected, unknownTags } = selectSteps(playbook.steps, { tags: split(flags.tags), skipTags: split(flags.skipTags) });
+  if (unknownTags.length) throw inputError(`no step of ${playbook.file} has the tag${unknownTags.length === 1 ? '' : 's'} ${unknownTags.join(', ')}`);
+  const forks = count('--forks', flags.forks, 1);
+  const maxFailPercent = count('--max-fail-percent', flags.maxFailPercent, 0);
+  const serial = serialSize(flags.serial, hosts.length);
+  if (maxFailPercent !== undefined && maxFailPercent > 100) throw inputError('--max-fail-percent: from 0 to 100');
+  const kubeconfig = flags.kubeconfig !== undefined || process.env.KUBECONFIG ? kubeconfigPath(flags.kubeconfig) : undefined;
+  if (!flags.check && !flags.yes) await confirm(hosts);
+
+  // `when:` is judged per host, now: a condition on an undefined variable is bad input, before anything runs.
+  const stepsOf = new Map<string, PlannedStep[]>();
+  for (const h of hosts) {
+    const vars = { ...h.vars, inventory_hostname: h.name, group_names: h.groups.filter((g) => g !== 'all') };
+    stepsOf.set(
+      h.name,
+      selected.map((s): PlannedStep => {
+        let holds: boolean;
+        try {
+          holds = evalWhen(s.when, vars);
+        } catch (e) {
+          throw e instanceof UserError ? inputError(`${h.name}: ${e.message}`) : e;
+        }
+        const step = s.kind === 'builtin' ? STEPS[s.name]! : shellStep(s.label, s.shell, s.check, s.timeoutSec);
+        return { step, label: s.label, params: s.kind === 'builtin' ? s.params : {}, ...(holds ? {} : { skip: `when: ${s.when?.map((c) => c.text).join(' and ')} is false here` }) };
+      }),
+    );
+  }
+
+  const runId = `${new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${randomBytes(3).toString('hex')}`;
+  const dir = stateDir(flags.stateDir);
+  const journal = new Journal(dir, runId);
+  journal.write({ event: 'run-start', playbook: playbook.file, check: flags.check, hosts: hosts.map((h) => h.name), argv: process.argv.slice(2) });
+  process.stderr.write(`decom: run ${runId}${flags.check ? ' (check: nothing will be changed)' : ''}, journal ${journal.file}\n`);
+
+  const dialed = new Map<string, Dialed>();
+  if (flags.connection === 'ssh') for (const h of hosts) if (!h.proxyJump.length) dialed.set(h.name, dial(h.address, h.port));
+  const { connectSsh, localTransport } = await import('../transport/index.js');
+  const connect = (h: Host) =>
+    flags.connection === 'local'
+      ? Promise.resolve(localTransport(h.name))
+      : connectSsh(flags.knownHosts ? { ...h, knownHostsFile: flags.knownHosts } : h, {
+          acceptNewHostKeys: flags.acceptNewHostKeys,
+          ...(dialed.has(h.name) ? { dialed: dialed.get(h.name)! } : {}),
+        });
+
+  const live = flags.output === 'text' && process.stderr.isTTY && !process.env.CI;
+  const reporter: Reporter = live ? await liveReporter(hosts.map((h) => h.name)) : plainReporter(process.stderr, flags.check);
+  const results = await runFleet(hosts, {
+    runId,
+    check: flags.check,
+    connect,
+    journal,
+    emit: (e) => reporter.event(e),
+    steps: (h) => stepsOf.get(h.name)!,
+    operatorBackupDir: (h) => join(dir, 'backups', runId, h),
+    keepBackupOnNode: flags.keepBackupOnNode,
+    ...(forks !== undefined ? { forks } : {}),
+    ...(serial !== undefined ? { serial } : {}),
+    ...(maxFailPercent !== undefined ? { maxFailPercent } : {}),
+  }).finally(() => {
+    for (const d of dialed.values()) d.sock.destroy();
+  });
+  await reporter.done();
+  if (kubeconfig && !flags.check) {
+    const { registeredNodes } = await import('../cluster/nodes.js');
+    const nodes = await registeredNodes(kubeconfig, results.filter((r) => r.clean).map((r) => r.host));
+    for (const r of results) {
+      for (const f of nodes.findings.get(r.host) ?? []) r.warnings.push(`${f.detail}: the reset leaves the Node object; delete it (kubectl delete node ${r.host}) or run the decommission`);
+      r.warnings.push(...(nodes.warnings.get(r.host) ?? []));
+    }
+  }
+  const code = runExitCode(results);
+  journal.write({ event: 'run-end', exit: code, clean: results.filter((r) => r.clean).map((r) => r.host) });
+  process.stdout.write(
+    flags.output === 'json'
+      ? renderRunJson(results, { runId, journal: journal.file, check: flags.check })
+      : renderRunText(results, { check: flags.check, details: flags.details, journal: journal.file }),
+  );
+  return code;
+}

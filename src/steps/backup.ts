@@ -1,0 +1,82 @@
+/**
+ * Before anything is destroyed: the static manifests, /etc/kubernetes (kubeconfigs,
+ * PKI), the kubelet's config and PKI, CNI config, and dumps of both iptables backends
+ * and the nftables ruleset go to /var/backups/decom/RUN-ID (0700) on the node, and are
+ * copied to the operator over the same connection and checked against their SHA-256
+ * sums. They hold private keys: the operator's copy is 0700 too.
+ */
+import { createHash } from 'node:crypto';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import type { Step } from '../engine/step.js';
+import { findings, type Kind } from '../verify/rules.js';
+import { runOk } from '../util/run.js';
+import { q } from './sh.js';
+
+/** Residue whose loss could not be undone without a copy. */
+const WORTH_KEEPING: ReadonlySet<Kind> = new Set(['static-pod-manifest', 'kubernetes-config', 'kubelet-state', 'cni-config', 'iptables', 'nftables']);
+const FILES = ['etc/kubernetes', 'var/lib/kubelet/config.yaml', 'var/lib/kubelet/kubeadm-flags.env', 'var/lib/kubelet/pki', 'etc/cni/net.d'];
+
+const README = (host: string, run: string) => `decom backup of ${host}, run ${run}
+
+It holds private keys and credentials (kubeconfigs, the cluster's PKI): keep it 0700.
+
+files.tar.gz          /etc/kubernetes (kubeconfigs, PKI, static-pod manifests), the kubelet's
+                      config.yaml, kubeadm-flags.env and pki/, /etc/cni/net.d
+*.rules               iptables-save of each backend and family before the reset
+nftables.conf         nft list ruleset before the reset
+SHA256SUMS            checked after the copy
+
+To restore (on the node, as root):
+  tar -C / -xzpf files.tar.gz
+  iptables-nft-restore < iptables-nft-v4.rules        # one backend/family at a time
+  systemctl enable --now kubelet
+`;
+
+export const backup: Step = {
+  name: 'backup',
+  description: 'back up manifests, /etc/kubernetes, kubelet config and PKI, CNI config and the firewall on the node, and copy it to the operator (checksummed)',
+  params: z.object({}),
+  owns: () => false,
+  views: [],
+  mustSucceed: true,
+  plan(s, ctx) {
+    const kinds = [...new Set(findings(s).filter((f) => WORTH_KEEPING.has(f.kind)).map((f) => f.kind))];
+    if (!kinds.length) return [];
+    const B = q(ctx.backupDir);
+    return [
+      {
+        what: `back up ${kinds.join(', ')} to ${ctx.backupDir} and copy it to ${ctx.operatorBackupDir}`,
+        script: `set -e
+umask 077; mkdir -p ${B}; chmod 0700 ${q(ctx.backupDir.slice(0, ctx.backupDir.lastIndexOf('/')))} ${B}
+set --; for p in ${FILES.join(' ')}; do [ -e "/$p" ] && set -- "$@" "$p"; done
+[ $# -eq 0 ] || tar -C / --one-file-system -czf ${B}/files.tar.gz "$@"
+dump() { if has "$1"; then "$1" > ${B}/"$2"; fi; }
+if has iptables-nft-save; then dump iptables-nft-save iptables-nft-v4.rules; else dump iptables-save iptables-nft-v4.rules; fi
+if has ip6tables-nft-save; then dump ip6tables-nft-save iptables-nft-v6.rules; else dump ip6tables-save iptables-nft-v6.rules; fi
+v=; read -r v < /proc/net/ip_tables_names 2>/dev/null || true; [ -z "$v" ] || dump iptables-legacy-save iptables-legacy-v4.rules
+v=; read -r v < /proc/net/ip6_tables_names 2>/dev/null || true; [ -z "$v" ] || dump ip6tables-legacy-save iptables-legacy-v6.rules
+if has nft; then nft list ruleset > ${B}/nftables.conf; fi
+cd ${B}; rm -f SHA256SUMS; set -- *; sha256sum -- "$@" > SHA256SUMS`,
+      },
+    ];
+  },
+  after: (s) => s,
+  async afterApply(exec, ctx) {
+    // base64 over the exec channel: the same path with and without sudo (SFTP acts as the login user).
+    const b64 = await exec(`cd ${q(ctx.backupDir)} && tar --exclude=./manifests -cf - . | base64 -w 0`);
+    const dir = ctx.operatorBackupDir;
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    chmodSync(dir, 0o700);
+    await runOk('tar', ['-x', '-C', dir, '-f', '-'], { input: Buffer.from(b64.trim(), 'base64') });
+    const sums = readFileSync(join(dir, 'SHA256SUMS'), 'utf8').trim().split('\n');
+    for (const line of sums) {
+      const [sum, name] = [line.slice(0, 64), line.slice(66)];
+      const got = createHash('sha256').update(readFileSync(join(dir, name))).digest('hex');
+      if (got !== sum) throw new Error(`the copy of ${name} does not match its SHA-256 sum on the node`);
+    }
+    writeFileSync(join(dir, 'README.txt'), README(ctx.host, ctx.runId), { mode: 0o600 });
+    return `copied and checked ${sums.length} file${sums.length === 1 ? '' : 's'} to ${dir}`;
+  },
+};

@@ -1,0 +1,33 @@
+/**
+ * The built-in steps, by the name playbooks use. The reset order (DESIGN §3 B) is
+ * playbooks/reset.yaml's; each step only plans from what the probe shows, so any
+ * order a user writes is safe, if not always effective.
+ */
+import { z } from 'zod';
+import type { Step } from '../engine/step.js';
+import { backup } from './backup.js';
+import { files } from './files.js';
+import { firewall } from './firewall.js';
+import { links, mounts, netns } from './kernel.js';
+import { containers, ports, processes, staticPods } from './pods.js';
+import { etcd, kubelet } from './services.js';
+import { verify } from './verify.js';
+
+export const STEPS: Record<string, Step> = Object.fromEntries(
+  [backup, staticPods, kubelet, containers, processes, etcd, ports, mounts, links, netns, firewall, files, verify].map((s) => [s.name, s]),
+);
+
+/** A playbook's `shell:` step: runs when its `check:` says there is work (always, without one); owns no residue. */
+export function shellStep(label: string, shell: string, check: string | undefined, timeoutSec: number): Step {
+  return {
+    name: label,
+    description: `shell: ${shell}`,
+    params: z.object({}),
+    owns: () => false,
+    views: [],
+    mustSucceed: true,
+    plan: () => [{ what: label, script: shell, ...(check ? { guard: check, nodeDecides: `runs only if \`${check}\` exits 0 on the node` } : {}) }],
+    after: (s) => s,
+    timeoutSec: () => timeoutSec,
+  };
+}

@@ -1,0 +1,136 @@
+/**
+ * Pods, in the order that frees what they hold: static pods through the kubelet
+ * (it respawns what is killed under it), then what the runtime still knows, then the
+ * processes no runtime knows any more, then proof that the ports are free.
+ */
+import { z } from 'zod';
+import type { Container, NodeState } from '../probes/index.js';
+import { killProcesses, removeContainers, removePaths } from '../engine/model.js';
+import type { Action, Step } from '../engine/step.js';
+import { findings } from '../verify/rules.js';
+import { q, stopProcsScript } from './sh.js';
+
+const TASKS = '/run/containerd/io.containerd.runtime.v2.task/k8s.io';
+
+/** The pods the kubelet makes of the manifests: NAME-NODENAME in the manifest's namespace. */
+function staticPodContainers(s: NodeState): Container[] {
+  const node = s.hostname.toLowerCase();
+  const pods = new Set(s.staticPods.filter((p) => p.name).map((p) => `${p.namespace}/${p.name}-${node}`));
+  return s.containers.filter((c) => c.pod !== undefined && pods.has(c.pod));
+}
+
+export const staticPods: Step = {
+  name: 'static-pods',
+  description: 'move the static-pod manifests into the backup folder while the kubelet runs, and wait until it has stopped their pods',
+  params: z.object({ timeoutSec: z.number().int().positive().default(60).describe('how long to wait for the kubelet to stop the pods') }),
+  owns: (f) => f.kind === 'static-pod-manifest',
+  views: ['files', 'kubelet', 'containers', 'processes', 'sockets', 'mounts'],
+  plan(s, ctx) {
+    const manifests = s.paths.filter((p) => p.kind === 'static-pod-manifest').map((p) => p.path);
+    if (!manifests.length) return [];
+    const dest = `${ctx.backupDir}/manifests`;
+    const actions: Action[] = [
+      {
+        what: `move ${manifests.length} manifest${manifests.length === 1 ? '' : 's'} to ${dest}: ${manifests.map((m) => m.slice(m.lastIndexOf('/') + 1)).join(', ')}`,
+        script: `umask 077; mkdir -p ${q(dest)} && mv -f -- ${manifests.map(q).join(' ')} ${q(dest)}/`,
+      },
+    ];
+    const pods = staticPodContainers(s);
+    if (s.kubeletHealthy && pods.length) {
+      const names = [...new Set(pods.map((c) => c.pod))].join(', ');
+      const t = Number(ctx.params.timeoutSec);
+      actions.push({
+        what: `wait up to ${t}s for the kubelet to stop ${names}`,
+        nodeDecides: 'the kubelet stops these pods once their manifests are gone; what it leaves, the containers step removes',
+        // A task's bundle directory goes when the runtime deletes the task.
+        script: `n=${t * 10}; for id in ${pods.map((c) => q(c.id)).join(' ')}; do while [ -e ${TASKS}/"$id" ] && [ "$n" -gt 0 ]; do n=$((n - 1)); sleep 0.1; done; done; [ "$n" -gt 0 ] || echo "the kubelet had not stopped every pod after ${t}s"`,
+      });
+    }
+    return actions;
+  },
+  after(s) {
+    const gone = new Set(staticPodContainers(s).map((c) => c.id));
+    const next = removePaths(s, s.paths.filter((p) => p.kind === 'static-pod-manifest').map((p) => p.path));
+    return { ...(s.kubeletHealthy ? removeContainers(next, (c) => gone.has(c.id)) : next), staticPods: [] };
+  },
+  timeoutSec: (ctx) => Number(ctx.params.timeoutSec) + 30,
+};
+
+/**
+ * containerd's k8s.io containers through crictl when the node has it, else ctr; a
+ * stopped containerd is started for the removal and stopped again (it keeps its
+ * records, and a later start would show them). Docker's k8s_* containers by id.
+ */
+export const containers: Step = {
+  name: 'containers',
+  description: "remove Kubernetes' pod sandboxes and containers through their runtime (never another namespace's or a non-k8s_ Docker container)",
+  params: z.object({}),
+  owns: (f) => f.kind === 'pod-sandbox' || f.kind === 'container',
+  views: ['containers', 'processes', 'sockets', 'mounts'],
+  plan(s) {
+    const actions: Action[] = [];
+    const cd = s.containers.filter((c) => c.runtime === 'containerd');
+    const containerdUp = [...s.processes.values()].some((p) => p.name === 'containerd');
+    if (cd.length && s.tools.has('crictl') && containerdUp) {
+      for (const c of cd.filter((x) => x.kind === 'sandbox')) {
+        actions.push({ what: `stop and remove pod sandbox ${c.id.slice(0, 13)} (${c.pod ?? 'pod unknown'})`, script: `crictl stopp ${q(c.id)}; crictl rmp -f ${q(c.id)}` });
+      }
+      const rest = cd.filter((x) => x.kind !== 'sandbox');
+      if (rest.length) actions.push({ what: `remove ${rest.length} container${rest.length === 1 ? '' : 's'} left`, script: `crictl rm -f ${rest.map((c) => q(c.id)).join(' ')}` });
+    } else if (cd.length) {
+      const start = s.pid1 === 'systemd' ? 'systemctl start containerd' : 'setsid containerd </dev/null >>/var/log/containerd.log 2>&1 &';
+      const stop = s.pid1 === 'systemd' ? 'systemctl stop containerd' : 'kill "$(pidof containerd)"';
+      const remove = (c: Container) =>
+        `ctr -n k8s.io task kill -s SIGKILL ${q(c.id)} 2>/dev/null; ctr -n k8s.io task rm -f ${q(c.id)} >/dev/null 2>&1; ctr -n k8s.io container rm ${q(c.id)} || rc=1`;
+      actions.push({
+        what: `remove ${cd.length} containerd k8s.io container${cd.length === 1 ? '' : 's'} with ctr${containerdUp ? '' : ' (containerd is stopped: started for this, then stopped again)'}: ${cd.map((c) => `${c.id.slice(0, 13)} (${c.pod ?? c.kind})`).join(', ')}`,
+        script: [
+          'rc=0',
+          containerdUp ? '' : `${start}\nn=100; until ctr version >/dev/null 2>&1; do n=$((n - 1)); [ $n -gt 0 ] || { echo "containerd did not start"; exit 1; }; sleep 0.1; done`,
+          ...cd.map(remove),
+          containerdUp ? '' : stop,
+          'exit $rc',
+        ].filter(Boolean).join('\n'),
+      });
+    }
+    const dk = s.containers.filter((c) => c.runtime === 'docker');
+    if (dk.length) {
+      actions.push({ what: `remove ${dk.length} Docker k8s_* container${dk.length === 1 ? '' : 's'}: ${dk.map((c) => c.name).join(', ')}`, script: `docker rm -f ${dk.map((c) => q(c.id)).join(' ')}` });
+    }
+    return actions;
+  },
+  after: (s) => removeContainers(s, () => true),
+  timeoutSec: () => 120,
+};
+
+/** Shims and every process in a Kubernetes cgroup: a killed shim's container keeps its ports. */
+function leftoverProcesses(s: NodeState) {
+  const pids = new Set<number>(s.k8sCgroups.keys());
+  for (const f of findings(s)) if (f.kind === 'shim-process' || f.kind === 'orphan-container-process') pids.add(Number(f.subject));
+  return [...pids].map((pid) => s.processes.get(pid)).filter((p) => p !== undefined);
+}
+
+export const processes: Step = {
+  name: 'processes',
+  description: 'stop the shims and container processes no runtime knows any more, found by command line and cgroup (TERM, then KILL)',
+  params: z.object({ graceSec: z.number().int().nonnegative().default(10).describe('seconds between TERM and KILL') }),
+  owns: (f) => f.kind === 'shim-process' || f.kind === 'orphan-container-process',
+  views: ['processes', 'sockets'],
+  plan(s, ctx) {
+    const procs = leftoverProcesses(s);
+    if (!procs.length) return [];
+    return [{ what: `stop ${procs.length} process${procs.length === 1 ? '' : 'es'}: ${procs.map((p) => `${p.name} (${p.pid})`).join(', ')}`, script: stopProcsScript(procs, Number(ctx.params.graceSec)) }];
+  },
+  after: (s) => killProcesses(s, leftoverProcesses(s).map((p) => p.pid)),
+  timeoutSec: (ctx) => Number(ctx.params.graceSec) + 30,
+};
+
+export const ports: Step = {
+  name: 'ports',
+  description: "prove Kubernetes' ports free (6443, 2379-2381, 10248-10259): a port still held fails and names its holder",
+  params: z.object({}),
+  owns: (f) => f.kind === 'listening-port',
+  views: ['sockets'],
+  plan: () => [],
+  after: (s) => s,
+};

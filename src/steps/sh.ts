@@ -1,0 +1,34 @@
+/** Shell building blocks the steps' actions share. POSIX sh: a node's /bin/sh may be dash. */
+import { shQuote } from '../util/run.js';
+import type { Proc } from '../probes/state.js';
+
+export const q = shQuote;
+
+/**
+ * Stops processes named as PID:START (the start time the probe saw, so a PID reused
+ * since is never hit): TERM, then KILL those still there after GRACE seconds. A
+ * zombie counts as gone. Prints what it killed hard.
+ */
+export const STOP_PROCS = `
+started() { l=; read -r l < "/proc/$1/stat" 2>/dev/null || return 1; l=\${l##*) }; set -- $l; [ "$1" = Z ] && return 1; printf '%s' "\${20}"; }
+stop_procs() {
+  g=$1; shift; live=
+  for ps in "$@"; do [ "$(started "\${ps%:*}")" = "\${ps#*:}" ] && kill -TERM "\${ps%:*}" 2>/dev/null && live="$live $ps"; done
+  n=$((g * 10))
+  while [ -n "$live" ] && [ "$n" -gt 0 ]; do
+    left=; for ps in $live; do [ "$(started "\${ps%:*}")" = "\${ps#*:}" ] && left="$left $ps"; done
+    live=$left; [ -n "$live" ] && { n=$((n - 1)); sleep 0.1; }
+  done
+  for ps in $live; do kill -KILL "\${ps%:*}" 2>/dev/null && echo "killed \${ps%:*} (no exit \${g}s after TERM)"; done
+  [ -z "$live" ] || sleep 0.2
+}
+`;
+
+export const procRef = (p: Proc): string => `${p.pid}:${p.start}`;
+
+/** `stop_procs GRACE pid:start…` as one action script. */
+export const stopProcsScript = (procs: Proc[], graceSec: number): string =>
+  `${STOP_PROCS}stop_procs ${graceSec} ${procs.map(procRef).join(' ')}`;
+
+/** Whether PID 1 is systemd: then services are stopped through it, or Restart=always brings them back. */
+export const systemdNode = (pid1: string): boolean => pid1 === 'systemd';
