@@ -1,0 +1,53 @@
+import { ssh } from './sandbox.js';
+import { facts, holders, lines, mounts } from './facts.js';
+
+/**
+ * An independent judge of "clean", written from kernel and runtime views read over
+ * SSH — never from decom's probes or rules: what a reset must leave, named.
+ */
+export function leftovers(node: string): string[] {
+  const f = facts(node);
+  const out: string[] = [];
+  const add = (what: string, items: string[]) => items.forEach((i) => out.push(`${what}: ${i}`));
+  const k8sPorts = [6443, 2379, 2380, 2381, 10248, 10249, 10250, 10255, 10256, 10257, 10259];
+  add('port', [...holders(f.listen).keys()].filter((p) => k8sPorts.includes(p)).map(String));
+  add('port (no holder)', lines(f.listen).map((l) => l.split(/\s+/)[3] ?? '').filter((a) => k8sPorts.includes(Number(a.slice(a.lastIndexOf(':') + 1)))).filter((a) => !holders(f.listen).has(Number(a.slice(a.lastIndexOf(':') + 1)))));
+  add('netns', lines(f.netns).filter((n) => n.startsWith('cni-')));
+  add('link', lines(f.links).filter((l) => /^(cni0|flannel|vxlan\.calico|cali|veth|tunl0|kube-|cilium_|lxc|nodelocaldns)/.test(l)));
+  add('mount', mounts(f.mountinfo).filter((t) => /^(\/var\/lib\/kubelet\/|\/run\/containerd\/io\.containerd\.runtime\.v2\.task\/k8s\.io\/|\/run\/netns\/cni-)/.test(t)));
+  const k8sRule = /KUBE-|CNI-|cali-|cali:|FLANNEL|flannel|CILIUM/;
+  add('iptables-nft', lines(f.iptNft).filter((l) => !l.startsWith('#') && k8sRule.test(l)));
+  add('iptables-legacy', lines(f.iptLegacy).filter((l) => !l.startsWith('#') && k8sRule.test(l)));
+  add('nft', lines(f.nftTables).filter((l) => l.includes('kube-proxy')));
+  add('k8s.io container', lines(f.k8sContainers));
+  add('k8s.io task', lines(f.k8sTasks));
+  add('docker k8s_', lines(f.dockerNames).filter((n) => n.startsWith('k8s_')));
+  add('k8s.io shim', lines(f.shims).filter((pid) => ssh(node, `tr '\\0' ' ' < /proc/${pid}/cmdline 2>/dev/null; true`).includes('-namespace k8s.io')));
+  add('kubelet active', lines(f.kubeletActive).filter((s) => s === 'active' || s === 'activating'));
+  add('kubelet enabled', lines(f.kubeletEnabled).filter((s) => s === 'enabled'));
+  add('kubelet process', lines(f.kubeletProc));
+  add('manifest', lines(f.manifests));
+  add('file', lines(f.files).filter((p) => !p.startsWith('/etc/app/') && !p.startsWith('/etc/systemd/')));
+  add('lease', lines(f.leases));
+  add('pod dir', lines(f.podDirs));
+  // A process in a Kubernetes cgroup, whatever the runtime thinks.
+  add('k8s cgroup process', lines(ssh(node, "grep -l -E 'kubepods|/k8s\\.io/' /proc/[0-9]*/cgroup 2>/dev/null | cut -d/ -f3; true")));
+  return out;
+}
+
+/** What is not Kubernetes' on a sandbox node, as text to compare byte for byte before and after. */
+export function userObjects(node: string): string {
+  return ssh(
+    node,
+    [
+      "echo '## nft app chains'; iptables-save | grep -v '^#' | grep -E 'APP-|app:' ",
+      "echo '## legacy app chains'; iptables-legacy-save | grep -v '^#' | grep -E 'APP-|app:'",
+      "echo '## nft table'; nft list table inet app-filter",
+      "echo '## data'; cat /srv/appdata/important.db; grep ' /srv/appdata ' /proc/self/mountinfo | cut -d' ' -f5,9-",
+      "echo '## netns'; ip netns list | grep app-vpn; ip -o link show app-veth0 | sed 's/^[0-9]*: //; s/ state .*//'",
+      "echo '## app-cache'; ctr -n default tasks ls | grep app-cache | awk '{print $1, $3}'",
+      "echo '## docker'; docker ps --format '{{.Names}} {{.State}}' 2>/dev/null | grep -v '^k8s_'; true",
+      "echo '## files'; cat /etc/app/app.conf",
+    ].join('; '),
+  );
+}

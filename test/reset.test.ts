@@ -1,0 +1,126 @@
+import { existsSync, readFileSync, statSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decom, down, ssh, STATE_DIR, up } from './helpers/sandbox.js';
+import { leftovers, userObjects } from './helpers/residue.js';
+
+const INVENTORY = join(STATE_DIR, 'hosts.yaml');
+
+interface RunReport {
+  run: string;
+  journal: string;
+  hosts: {
+    host: string; reachable: boolean; clean: boolean; ok: number; changed: number; failed: number; skipped: number;
+    error?: string; refused?: string; finishes?: string; backup?: string;
+    steps: { name: string; status: string; reason?: string; actions: { what: string; code?: number }[]; left: { kind: string; subject: string }[] }[];
+  }[];
+}
+
+/** `decom run … --output json` in a state folder of the test's own. */
+export function runJson(args: string[], stateDir: string, env: NodeJS.ProcessEnv = {}): { code: number; report: RunReport; stderr: string } {
+  const r = decom(['run', INVENTORY, ...args, '--output', 'json', '--state-dir', stateDir], { env });
+  try {
+    return { code: r.code, report: JSON.parse(r.stdout) as RunReport, stderr: r.stderr };
+  } catch {
+    throw new Error(`decom run printed no JSON (exit ${r.code}): ${r.stdout}${r.stderr}`);
+  }
+}
+
+/** The actions of every step, with run ids made comparable. */
+const actionsOf = (r: RunReport, host: string) =>
+  r.hosts.find((h) => h.host === host)!.steps.map((s) => `${s.name}: ${s.actions.map((a) => a.what.replace(/\d{8}T\d{6}Z-[0-9a-f]{6}/g, 'RUN')).join(' | ')}`);
+
+/** Everything on a node a reset could change, as text: compared around --check. */
+function nodeSnapshot(node: string): string {
+  return ssh(
+    node,
+    [
+      'ss -Hltn | sort',
+      "ps -e -o pid=,args= | grep -v -E 'sshd: |ps -e|sort|grep|sh -c|sleep' | sort -n",
+      "cut -d' ' -f5 /proc/self/mountinfo | sort",
+      "ip -o link | sed 's/^[0-9]*: //; s/ state .*//' | sort",
+      'ip netns list | sort',
+      "iptables-save | grep -v '^#' | sed 's/\\[[0-9]*:[0-9]*\\]//'",
+      "iptables-legacy-save | grep -v '^#' | sed 's/\\[[0-9]*:[0-9]*\\]//'",
+      "nft list ruleset | sed 's/counter packets [0-9]* bytes [0-9]*/counter/'",
+      'find /etc/kubernetes /var/lib/kubelet /etc/cni /var/lib/cni /run/flannel /var/lib/etcd /var/backups /run/decom.lock 2>/dev/null | sort',
+      'ctr -n k8s.io containers ls -q 2>/dev/null | sort',
+      'systemctl is-active kubelet 2>/dev/null; systemctl is-enabled kubelet 2>/dev/null; true',
+    ].join('; echo @@; '),
+  );
+}
+
+describe('decom run --playbook reset on kubespray-leftovers (systemd)', () => {
+  const state = mkdtempSync(join(tmpdir(), 'decom-reset-'));
+  const before = new Map<string, string>();
+  let check: RunReport;
+  let real: { code: number; report: RunReport; stderr: string };
+  let resetAt = 0;
+  beforeAll(() => {
+    up(['--nodes', '2', '--scenario', 'kubespray-leftovers']);
+    for (const n of ['node1', 'node2']) before.set(n, userObjects(n));
+  });
+  afterAll(() => down());
+
+  it('--check changes nothing on the node and prints every action', () => {
+    const snap = nodeSnapshot('node1');
+    const c = runJson(['node1', 'node2', '--playbook', 'reset', '--check'], state);
+    expect(c.code).toBe(0);
+    check = c.report;
+    expect(nodeSnapshot('node1')).toBe(snap);
+    const steps = check.hosts[0]!.steps;
+    expect(steps.map((s) => s.name)).toEqual(['backup', 'static-pods', 'kubelet', 'containers', 'processes', 'etcd', 'ports', 'mounts', 'links', 'netns', 'firewall', 'files', 'verify']);
+    expect(steps.find((s) => s.name === 'static-pods')!.actions.map((a) => a.what).join('\n')).toMatch(/move 4 manifests .*etcd\.yaml, kube-apiserver\.yaml/);
+  });
+
+  it('resets both nodes, and the real run takes the actions --check printed', () => {
+    real = runJson(['node1', 'node2', '--playbook', 'reset', '--yes'], state);
+    resetAt = Date.now();
+    expect(real.code, real.stderr).toBe(0);
+    for (const h of real.report.hosts) expect([h.host, h.clean, h.failed]).toEqual([h.host, true, 0]);
+    for (const n of ['node1', 'node2']) expect(actionsOf(real.report, n)).toEqual(actionsOf(check, n));
+  });
+
+  it('leaves nothing an independent look at the node finds', () => {
+    for (const n of ['node1', 'node2']) expect(leftovers(n), n).toEqual([]);
+  });
+
+  it("leaves everything that is not Kubernetes' exactly as it was", () => {
+    for (const n of ['node1', 'node2']) expect(userObjects(n), n).toBe(before.get(n));
+  });
+
+  it("copies a checksummed backup to the operator (0700) and removes the node's copy", () => {
+    const h = real.report.hosts[0]!;
+    expect(h.backup).toBeDefined();
+    expect(statSync(h.backup!).mode & 0o777).toBe(0o700);
+    const sums = readFileSync(join(h.backup!, 'SHA256SUMS'), 'utf8');
+    expect(sums).toMatch(/files\.tar\.gz/);
+    expect(sums).toMatch(/iptables-nft-v4\.rules/);
+    expect(readFileSync(join(h.backup!, 'iptables-legacy-v4.rules'), 'utf8')).toContain(':KUBE-SERVICES');
+    expect(existsSync(join(h.backup!, 'README.txt'))).toBe(true);
+    expect(ssh('node1', 'ls -A /var/backups/decom 2>/dev/null; true').trim()).toBe('');
+  });
+
+  it('writes a journal of every action with its command and exit status', () => {
+    const events = readFileSync(real.report.journal, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const actions = events.filter((e) => e.event === 'action' && e.host === 'node1');
+    expect(actions.length).toBe(real.report.hosts[0]!.steps.reduce((n, s) => n + s.actions.length, 0));
+    expect(actions.find((a) => String(a.action).startsWith('systemctl disable --now kubelet'))).toMatchObject({ code: 0, step: 'kubelet' });
+    expect(statSync(real.report.journal).mode & 0o777).toBe(0o600);
+  });
+
+  it('plans nothing on a second run: every step ok, no action, exit 0', () => {
+    const again = runJson(['node1', 'node2', '--playbook', 'reset', '--yes'], state);
+    expect(again.code).toBe(0);
+    for (const h of again.report.hosts) {
+      expect(h.steps.every((s) => s.status === 'ok' && s.actions.length === 0), JSON.stringify(h.steps)).toBe(true);
+    }
+  });
+
+  it('nothing has come back 30 s later (kubelet Restart=always, containerd restart)', async () => {
+    await new Promise((r) => setTimeout(r, Math.max(0, 31_000 - (Date.now() - resetAt))));
+    ssh('node1', 'systemctl restart containerd');
+    for (const n of ['node1', 'node2']) expect(leftovers(n), n).toEqual([]);
+  });
+});

@@ -1,0 +1,68 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { decom } from './helpers/sandbox.js';
+
+// Bad input is refused before any host is contacted: the inventory's addresses are
+// never reached (198.18.0.0/24 with nothing listening), exit 2, one line, no stack.
+const dir = mkdtempSync(join(tmpdir(), 'decom-run-input-'));
+const inventory = join(dir, 'hosts.yaml');
+writeFileSync(
+  inventory,
+  `all:
+  hosts:
+    node1: {ansible_host: 198.18.0.201}
+    node2: {ansible_host: 198.18.0.202}
+  children:
+    workers:
+      hosts: {node1: {}, node2: {}}
+`,
+);
+const book = (name: string, text: string) => {
+  const f = join(dir, name);
+  writeFileSync(f, text);
+  return f;
+};
+const run = (...args: string[]) => decom(['run', inventory, ...args, '--state-dir', join(dir, 'state')]);
+
+function refused(r: { code: number; stdout: string; stderr: string }, message: RegExp): void {
+  expect(r.code, r.stderr).toBe(2);
+  expect(r.stderr).toMatch(message);
+  expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
+  expect(r.stdout).toBe('');
+}
+
+describe('decom run: bad input', () => {
+  it('says that the decommission is not built yet when no playbook is given', () => {
+    refused(run('node1', '--yes'), /without --playbook runs the decommission.*pass --playbook reset/);
+  });
+
+  it('refuses a group or "all" without --allow-many', () => {
+    refused(run('workers', '--playbook', 'reset', '--yes'), /"workers" names several hosts.*--allow-many/);
+    refused(run('all', '--playbook', 'reset', '--yes'), /"all" names several hosts/);
+  });
+
+  it('refuses to go on without a terminal to confirm on, unless --yes', () => {
+    refused(run('node1', '--playbook', 'reset'), /without confirmation: no terminal to ask on; pass --yes/);
+  });
+
+  it('names unknown shipped playbooks and the shipped ones', () => {
+    refused(run('node1', '--playbook', 'rest', '--yes'), /rest.*reset/);
+  });
+
+  it('points at the file, line, column and field of a playbook error', () => {
+    const f = book('bad.yaml', 'apiVersion: decom/v1\nkind: Playbook\nsteps:\n  - backup\n  - step: static-pods\n    with: {timeoutSec: soon}\n');
+    refused(run('node1', '--playbook', f, '--yes'), new RegExp(`${f}:6:24: steps\\[1\\]\\.with\\.timeoutSec`));
+    const typo = book('typo.yaml', 'apiVersion: decom/v1\nkind: Playbook\nsteps:\n  - firewal\n');
+    refused(run('node1', '--playbook', typo, '--yes'), /typo\.yaml:4:5: .*firewal.*firewall/);
+  });
+
+  it('refuses bad numbers, unknown tags and a when: on an undefined variable', () => {
+    refused(run('node1', '--playbook', 'reset', '--yes', '--forks', '0'), /--forks "0"/);
+    refused(run('node1', '--playbook', 'reset', '--yes', '--serial', '150%'), /--serial 150%/);
+    refused(run('node1', '--playbook', 'reset', '--yes', '--tags', 'nosuch'), /no step .* has the tag nosuch/);
+    const f = book('when.yaml', 'apiVersion: decom/v1\nkind: Playbook\nsteps:\n  - name: extra\n    shell: "true"\n    when: wipe_docker | bool\n');
+    refused(run('node1', '--playbook', f, '--yes'), /node1: .*wipe_docker/);
+  });
+});
