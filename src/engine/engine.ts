@@ -148,9 +148,22 @@ async function runHost(host: Host, o: RunOptions): Promise<HostResult> {
         let note: string | undefined;
         if (plan.length || p.step.reprobe) {
           try {
-            const trip = await roundTrip(t, { actions: plan, views: viewsOf(p.step), prev: state, sudo, timeoutSec: p.step.timeoutSec?.(ctx) ?? 120 });
+            // Client-side actions first (the Docker API); the node's scripts and the re-probe follow in one round trip.
+            for (const a of plan.filter((x) => x.client)) {
+              const t0 = Date.now();
+              const io = { openUnixSocket: (path: string) => t!.openUnixSocket(path, { sudo }) };
+              const r = await a.client!(io).then(
+                (output) => ({ code: 0, output }),
+                (e: unknown) => {
+                  if (e instanceof TransportError) throw e;
+                  return { code: 1, output: (e as Error).message };
+                },
+              );
+              actions.push({ ...a, ...r, ms: Date.now() - t0 });
+            }
+            const trip = await roundTrip(t, { actions: plan.filter((x) => !x.client), views: viewsOf(p.step), prev: state, sudo, timeoutSec: p.step.timeoutSec?.(ctx) ?? 120 });
             state = trip.state;
-            actions = trip.results;
+            actions.push(...trip.results);
           } finally {
             for (const a of actions) j({ event: 'action', step: p.label, action: a.what, command: a.script.length > 4000 ? `${a.script.slice(0, 4000)}…` : a.script, code: a.code, skipped: a.skipped, output: a.output, ms: a.ms });
           }

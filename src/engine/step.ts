@@ -4,6 +4,7 @@
  * `decom verify` uses. The engine runs the actions, probes the views the step
  * touched, and calls the step `changed` only when its residue is gone.
  */
+import type { Duplex } from 'node:stream';
 import type { z } from 'zod';
 import type { NodeState, View } from '../probes/index.js';
 import type { Finding } from '../verify/rules.js';
@@ -13,10 +14,20 @@ export interface Action {
   what: string;
   /** POSIX sh, run on the node as root. Its exit status and output go to the journal. */
   script: string;
+  /**
+   * Done from decom's side instead, over the host's connection (the Docker API through
+   * its socket): returns what it did; throwing fails it. `script` then says the same in words.
+   */
+  client?: (node: NodeIo) => Promise<string>;
   /** A sh condition: the action runs only when it exits 0 (a shell step's `check:`). */
   guard?: string;
   /** What only the node can tell (the kubelet tearing static pods down): shown as such in --check. */
   nodeDecides?: string;
+}
+
+/** What a client-side action may use of the host's connection. */
+export interface NodeIo {
+  openUnixSocket(path: string): Promise<Duplex>;
 }
 
 /** What a step knows of the run and the host, besides the node's state. */

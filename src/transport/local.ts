@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { connect } from 'node:net';
+import { Duplex } from 'node:stream';
 import {
   CLIENT_GRACE_SEC,
   OUTPUT_AFTER_EXIT_MS,
@@ -26,6 +28,15 @@ export function localTransport(name = 'localhost'): Transport {
       const [file, ...args] = commandArgv(script, timeoutSec, become);
       const raw = await spawnCollect(name, file!, args, opts.stdin, timeoutSec);
       return finishResult(name, raw, become, process.env.USER ?? `uid ${process.getuid?.()}`);
+    },
+    async openUnixSocket(path: string, opts: { sudo?: boolean } = {}): Promise<Duplex> {
+      if (!opts.sudo || process.getuid?.() === 0) {
+        return new Promise((resolve, reject) => {
+          const sock = connect(path, () => resolve(sock)).once('error', (e) => reject(new TransportError(name, 'exec', `cannot open ${path}: ${e.message}`)));
+        });
+      }
+      const child = spawn('sudo', ['-n', '--', 'socat', '-', `UNIX-CONNECT:${path}`], { stdio: ['pipe', 'pipe', 'inherit'] });
+      return Duplex.from({ writable: child.stdin, readable: child.stdout });
     },
     async close() {
       closed = true;

@@ -1,5 +1,6 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import type { Duplex } from 'node:stream';
 import type { Client, ClientChannel } from 'ssh2';
 import {
   CLIENT_GRACE_SEC,
@@ -142,6 +143,23 @@ class SshTransport implements Transport {
     const command = shellCommand(commandArgv(script, timeoutSec, become));
     const raw = await this.limiter.run(() => this.runChannel(command, stdin, timeoutSec));
     return finishResult(this.host, raw, become, `${this.target.user}@${this.target.address}`);
+  }
+
+  async openUnixSocket(path: string, opts: { sudo?: boolean } = {}): Promise<Duplex> {
+    const become = await this.become(opts.sudo ?? this.target.become);
+    if (this.lost !== undefined) throw this.droppedError(false);
+    const what = `${this.label}:${path}`;
+    return new Promise((resolve, reject) => {
+      const done = (e: Error | undefined, ch: ClientChannel) =>
+        e ? reject(new TransportError(this.host, 'exec', `cannot open ${what}: ${e.message}`)) : resolve(ch);
+      if (!become) return this.client.openssh_forwardOutStreamLocal(path, done);
+      const argv = become.withPassword ? ['sudo', '-S', '-k', '-p', '', '-u', become.user] : ['sudo', '-n', '-u', become.user];
+      this.client.exec(shellCommand([...argv, '--', 'socat', '-', `UNIX-CONNECT:${path}`]), (e, ch) => {
+        if (e) return done(e, ch);
+        if (become.withPassword) ch.write(`${this.target.becomePassword}\n`);
+        done(undefined, ch);
+      });
+    });
   }
 
   async close(): Promise<void> {

@@ -1,3 +1,4 @@
+import type { Duplex } from 'node:stream';
 /**
  * How decom reaches a node. One Transport per host, one connection reused for every
  * command of a run. Scripts are POSIX sh (the node's /bin/sh may be dash).
@@ -22,6 +23,12 @@ export interface Transport {
   /** Inventory name of the host, for messages. */
   readonly host: string;
   exec(script: string, opts?: ExecOptions): Promise<ExecResult>;
+  /**
+   * A byte stream to a Unix socket on the node (the Docker API), over the same
+   * connection. Reached as root: with `sudo` (become) the stream is bridged through
+   * `sudo socat`, since a forwarded socket would act as the login user.
+   */
+  openUnixSocket(path: string, opts?: { sudo?: boolean }): Promise<Duplex>;
   close(): Promise<void>;
 }
 
