@@ -2,30 +2,10 @@ import { existsSync, readFileSync, statSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decom, down, ssh, STATE_DIR, up } from './helpers/sandbox.js';
+import { down, ssh, up } from './helpers/sandbox.js';
 import { leftovers, userObjects } from './helpers/residue.js';
 
-const INVENTORY = join(STATE_DIR, 'hosts.yaml');
-
-interface RunReport {
-  run: string;
-  journal: string;
-  hosts: {
-    host: string; reachable: boolean; clean: boolean; ok: number; changed: number; failed: number; skipped: number;
-    error?: string; refused?: string; finishes?: string; backup?: string;
-    steps: { name: string; status: string; reason?: string; actions: { what: string; code?: number }[]; left: { kind: string; subject: string }[] }[];
-  }[];
-}
-
-/** `decom run … --output json` in a state folder of the test's own. */
-export function runJson(args: string[], stateDir: string, env: NodeJS.ProcessEnv = {}): { code: number; report: RunReport; stderr: string } {
-  const r = decom(['run', INVENTORY, ...args, '--output', 'json', '--state-dir', stateDir], { env });
-  try {
-    return { code: r.code, report: JSON.parse(r.stdout) as RunReport, stderr: r.stderr };
-  } catch {
-    throw new Error(`decom run printed no JSON (exit ${r.code}): ${r.stdout}${r.stderr}`);
-  }
-}
+import { runJson, type RunReport } from './helpers/run.js';
 
 /** The actions of every step, with run ids made comparable. */
 const actionsOf = (r: RunReport, host: string) =>

@@ -39,6 +39,8 @@ export interface HostResult {
   left: Finding[];
   /** Where the operator's copy of the backup is. */
   backup?: string;
+  /** Why the host was not worked on at all (a roll stopped by --max-fail-percent). */
+  notRun?: string;
 }
 
 export type EngineEvent =
@@ -90,6 +92,7 @@ async function runHost(host: Host, o: RunOptions): Promise<HostResult> {
   o.emit({ type: 'host-start', host: host.name });
   let t: Transport | undefined;
   let locked = false;
+  let current: string | undefined;
   const backupDir = `${NODE_BACKUPS}/${o.runId}`;
   const sudo = host.become;
   try {
@@ -134,6 +137,7 @@ async function runHost(host: Host, o: RunOptions): Promise<HostResult> {
         continue;
       }
       o.emit({ type: 'step-start', host: host.name, step: p.label });
+      current = p.label;
       const ctx = ctxOf(p);
       const plan = p.step.plan(state, ctx);
       let r: StepResult;
@@ -146,6 +150,7 @@ async function runHost(host: Host, o: RunOptions): Promise<HostResult> {
       } else {
         let actions: ActionResult[] = [];
         let note: string | undefined;
+        let applyError: string | undefined;
         if (plan.length || p.step.reprobe) {
           try {
             // Client-side actions first (the Docker API); the node's scripts and the re-probe follow in one round trip.
@@ -168,22 +173,28 @@ async function runHost(host: Host, o: RunOptions): Promise<HostResult> {
             for (const a of actions) j({ event: 'action', step: p.label, action: a.what, command: a.script.length > 4000 ? `${a.script.slice(0, 4000)}…` : a.script, code: a.code, skipped: a.skipped, output: a.output, ms: a.ms });
           }
           if (p.step.afterApply && actions.some((a) => a.code === 0)) {
-            note = await p.step.afterApply(async (script) => {
+            const exec = async (script: string) => {
               const x = await t!.exec(script, { sudo, timeoutSec: 300 });
               if (x.code !== 0) throw new Error(`exit ${x.code}: ${x.stderr.trim().split('\n').pop() ?? ''}`);
               return x.stdout;
-            }, ctx).catch((e: unknown) => {
-              throw Object.assign(new Error(`${p.label}: ${(e as Error).message}`), { stepFailure: true });
-            });
+            };
+            try {
+              note = await p.step.afterApply(exec, ctx);
+            } catch (e) {
+              if (e instanceof TransportError) throw e;
+              applyError = (e as Error).message;
+            }
           }
         }
         const left = residue(state, p.step);
-        const failedAction = p.step.mustSucceed ? actions.find((a) => !a.skipped && a.code !== 0) : undefined;
+        const badExit = actions.find((a) => !a.skipped && a.code !== 0);
+        const failedAction = p.step.mustSucceed || left.length ? badExit : undefined;
         const ran = actions.some((a) => !a.skipped);
-        r = { name: p.label, status: left.length || failedAction ? 'failed' : ran ? 'changed' : 'ok', actions, left, ms: Date.now() - started };
-        if (failedAction) r.reason = `${failedAction.what}: exit ${failedAction.code}${failedAction.output ? `: ${failedAction.output.trim().split('\n').pop()}` : ''}`;
+        r = { name: p.label, status: left.length || (p.step.mustSucceed && failedAction) || applyError ? 'failed' : ran ? 'changed' : 'ok', actions, left, ms: Date.now() - started };
+        if (applyError) r.reason = applyError;
+        else if (failedAction) r.reason = `${failedAction.what}: exit ${failedAction.code}${failedAction.output?.trim() ? `: ${failedAction.output.trim().split('\n').slice(-3).join(' | ')}` : ''}`;
         else if (left.length) r.reason = plan.length ? `${left.length} left after its actions` : 'this step has nothing it can do about what is left';
-        if (note) r.reason = note;
+        if (note && !applyError) r.reason = note;
         if (p.step.name === 'backup' && ran) result.backup = ctx.operatorBackupDir;
       }
       j({ event: 'step', step: p.label, status: r.status, actions: r.actions.length, left: r.left.map((f) => `${f.kind} ${f.subject}`), reason: r.reason, ms: r.ms });
@@ -201,14 +212,7 @@ async function runHost(host: Host, o: RunOptions): Promise<HostResult> {
     if (e instanceof TransportError) {
       result.error = e.message;
       result.lost = result.reachable;
-      j({ event: 'error', error: e.message });
-      return result;
-    }
-    if ((e as { stepFailure?: boolean }).stepFailure) {
-      const step = result.steps.length ? undefined : undefined;
-      void step;
-      result.error = (e as Error).message;
-      j({ event: 'error', error: result.error });
+      j({ event: 'error', error: e.message, step: current });
       return result;
     }
     throw e;
@@ -245,7 +249,7 @@ export async function runFleet(hosts: Host[], o: RunOptions): Promise<HostResult
     if (o.maxFailPercent !== undefined && (failed * 100) / batch.length > o.maxFailPercent && i + size < hosts.length) {
       const why = `not run: ${failed} of ${batch.length} hosts in the previous batch failed (more than --max-fail-percent ${o.maxFailPercent})`;
       for (const h of hosts.slice(i + size)) {
-        results.push({ host: h.name, reachable: false, clean: false, steps: [], warnings: [], left: [], error: why });
+        results.push({ host: h.name, reachable: false, clean: false, steps: [], warnings: [], left: [], notRun: why });
         o.journal.write({ host: h.name, event: 'not-run', reason: why });
       }
       break;

@@ -82,6 +82,7 @@ function verdict(r: HostResult): string {
   const n = (s: StepResult['status']) => r.steps.filter((x) => x.status === s).length;
   const counts = `${n('changed')} changed, ${n('ok')} ok${n('failed') ? `, ${n('failed')} failed` : ''}${n('skipped') ? `, ${n('skipped')} skipped` : ''}`;
   if (r.refused) return `REFUSED: ${r.refused}`;
+  if (r.notRun) return `NOT RUN: ${r.notRun}`;
   if (r.error) return `${r.lost ? 'LOST' : 'NOT REACHED'}: ${r.error}`;
   if (r.clean) return `clean (${counts})`;
   const failed = r.steps.find((s) => s.status === 'failed');
@@ -133,6 +134,7 @@ export function renderRunJson(results: HostResult[], o: { runId: string; journal
         skipped: count(r, 'skipped'),
         ...(r.error ? { error: r.error } : {}),
         ...(r.refused ? { refused: r.refused } : {}),
+        ...(r.notRun ? { notRun: r.notRun } : {}),
         ...(r.finishes ? { finishes: r.finishes } : {}),
         ...(r.warnings.length ? { warnings: r.warnings } : {}),
         ...(r.backup ? { backup: r.backup } : {}),
