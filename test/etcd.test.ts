@@ -1,5 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { down, ssh, up } from './helpers/sandbox.js';
+import { leftovers } from './helpers/residue.js';
+import { runJson } from './helpers/run.js';
 import { holders } from './helpers/facts.js';
 
 describe('real etcd on the etcd nodes', () => {
@@ -17,5 +22,31 @@ describe('real etcd on the etcd nodes', () => {
     const pid = holders(ssh('node1', 'ss -Hltnp "sport = :2379"')).get(2379)!;
     expect(ssh('node1', `cat /proc/${pid}/comm`).trim()).toBe('etcd');
     expect(ssh('node4', 'pgrep -x etcd || true').trim()).toBe('');
+  });
+
+  const state = mkdtempSync(join(tmpdir(), 'decom-etcd-'));
+  const look = (n: string) => ssh(n, "ls /etc/kubernetes/manifests /var/lib/etcd/member; iptables-save | grep -c KUBE; systemctl is-active etcd kubelet; ls /run/decom.lock 2>&1; true");
+
+  it('reset refuses a voting member of the healthy cluster (exit 4), changes nothing, and etcd keeps serving', () => {
+    const before = look('node1');
+    const r = runJson(['node1', '--playbook', 'reset', '--yes'], state);
+    expect(r.code).toBe(4);
+    expect(r.report.hosts[0]!.refused).toMatch(/etcd member node1 is a voting member of a healthy 3-member cluster.*decom run without --playbook/);
+    expect(look('node1')).toBe(before);
+    expect(ssh('node1', 'ETCDCTL_API=3 etcdctl endpoint health --cluster 2>&1')).not.toMatch(/unhealthy/);
+  });
+
+  it('resets a member whose cluster has lost quorum: etcd.service stopped and disabled, its data gone', () => {
+    ssh('node2', 'systemctl stop etcd');
+    ssh('node3', 'systemctl stop etcd');
+    const r = runJson(['node1', '--playbook', 'reset', '--yes'], state);
+    expect(r.code, JSON.stringify(r.report.hosts[0]!.steps.filter((s) => s.status === 'failed'))).toBe(0);
+    expect(r.report.hosts[0]!.steps.find((s) => s.name === 'etcd')!.actions.map((a) => a.what)).toEqual([
+      'systemctl disable --now etcd.service',
+      expect.stringMatching(/^stop etcd \(\d+\)$/),
+      'remove etcd data /var/lib/etcd/member',
+    ]);
+    expect(ssh('node1', 'systemctl is-active etcd; systemctl is-enabled etcd; ls -A /var/lib/etcd; true')).toBe('inactive\ndisabled\n');
+    expect(leftovers('node1')).toEqual([]);
   });
 });
