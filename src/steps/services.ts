@@ -34,8 +34,9 @@ export const kubelet: Step = {
       if (units.length) {
         actions.push({
           what: `systemctl disable --now ${units.join(' ')}`,
-          // `disable` of a unit whose file is gone fails; `stop` must still happen.
-          script: `rc=0; for u in ${units.map(q).join(' ')}; do systemctl disable --now "$u" 2>&1 || { systemctl stop "$u" 2>&1 || rc=1; }; done; exit $rc`,
+          // `disable` of a unit whose file is gone fails; `stop` must still happen. --no-reload:
+          // enablement is read from disk, and a daemon-reload costs ~0.1 s of CPU per node.
+          script: `rc=0; for u in ${units.map(q).join(' ')}; do systemctl disable --now --no-reload "$u" 2>&1 || { systemctl stop "$u" 2>&1 || rc=1; }; done; exit $rc`,
         });
       }
     }
@@ -85,7 +86,7 @@ export const etcd: Step = {
     const actions: Action[] = [];
     const procs = etcdProcs(s);
     if (systemdNode(s.pid1) && s.runningUnits.has('etcd.service')) {
-      actions.push({ what: 'systemctl disable --now etcd.service', script: 'systemctl disable --now etcd.service 2>&1 || systemctl stop etcd.service' });
+      actions.push({ what: 'systemctl disable --now etcd.service', script: 'systemctl disable --now --no-reload etcd.service 2>&1 || systemctl stop etcd.service' });
     }
     if (procs.length) actions.push({ what: `stop etcd (${procs.map((p) => p.pid).join(', ')})`, script: stopProcsScript(procs, Number(ctx.params.graceSec)) });
     const data = s.paths.filter((p) => p.kind === 'etcd-data').map((p) => p.path);
