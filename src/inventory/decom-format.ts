@@ -1,9 +1,9 @@
-import { isMap, isScalar, isSeq, type Node } from 'yaml';
+import type { Node } from 'yaml';
 import * as z from 'zod';
 import { buildSshTarget, type ConnectionInputs } from './connection.js';
 import { DECOM_API_VERSION, type Host, type Inventory } from './types.js';
 import { describeValue, fieldError, type Located, type Where } from './where.js';
-import { deref, toValue, whereOf, type YamlFile } from './yaml-source.js';
+import { nodeAt, toValue, whereOf, whereOfPath, type YamlFile } from './yaml-source.js';
 
 /**
  * decom's own inventory format, recognised by `apiVersion: decom/v1`:
@@ -140,30 +140,6 @@ function locate(y: YamlFile, path: string[], scope: Located['scope']): Located {
   return { value: toValue(y, node.value, path.join('.')), where: whereOf(y, node.value ?? node.key), field: path.join('.'), scope };
 }
 
-/** The node at a path (value and key), or the deepest one that exists. */
-function nodeAt(y: YamlFile, path: (string | number | symbol)[]): { key: Node | null; value: Node | null; found: boolean } {
-  let value = deref(y, y.doc.contents as Node | null, '(top level)');
-  let key: Node | null = null;
-  for (const step of path) {
-    let next: { key: Node | null; value: Node | null } | undefined;
-    if (isMap(value)) {
-      const pair = value.items.find((p) => isScalar(p.key) && String(p.key.value) === String(step));
-      if (pair) next = { key: pair.key as Node, value: deref(y, pair.value as Node | null, String(step)) };
-    } else if (isSeq(value) && typeof step === 'number') {
-      const item = value.items[step] as Node | undefined;
-      if (item) next = { key: null, value: deref(y, item, String(step)) };
-    }
-    if (!next) return { key, value, found: false };
-    ({ key, value } = next);
-  }
-  return { key, value, found: true };
-}
-
-function whereOfPath(y: YamlFile, path: (string | number | symbol)[], atKey = false): Where {
-  const node = nodeAt(y, path);
-  if (!node.found) return whereOf(y, node.value ?? node.key);
-  return whereOf(y, atKey ? (node.key ?? node.value) : (node.value ?? node.key));
-}
 
 /** The issue that comes first in the file, as `file:line:col: field: problem`. */
 function firstIssueError(y: YamlFile, data: unknown, issues: z.core.$ZodIssue[]) {

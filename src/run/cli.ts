@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { loadInventory, resolveTargets, type Host } from '../inventory/index.js';
-import { dial, type Dialed } from '../transport/dial.js';
+import { connector } from '../transport/dial.js';
 import { inputError, UserError } from '../util/errors.js';
 import { kubeconfigPath } from '../cluster/kubeconfig.js';
 import { Journal, stateDir } from '../engine/journal.js';
@@ -116,16 +116,7 @@ export async function runCommand(inventoryFile: string, targets: string[], flags
   journal.write({ event: 'run-start', playbook: playbook.file, check: flags.check, hosts: hosts.map((h) => h.name), argv: process.argv.slice(2) });
   process.stderr.write(`decom: run ${runId}${flags.check ? ' (check: nothing will be changed)' : ''}, journal ${journal.file}\n`);
 
-  const dialed = new Map<string, Dialed>();
-  if (flags.connection === 'ssh') for (const h of hosts) if (!h.proxyJump.length) dialed.set(h.name, dial(h.address, h.port));
-  const { connectSsh, localTransport } = await import('../transport/index.js');
-  const connect = (h: Host) =>
-    flags.connection === 'local'
-      ? Promise.resolve(localTransport(h.name))
-      : connectSsh(flags.knownHosts ? { ...h, knownHostsFile: flags.knownHosts } : h, {
-          acceptNewHostKeys: flags.acceptNewHostKeys,
-          ...(dialed.has(h.name) ? { dialed: dialed.get(h.name)! } : {}),
-        });
+  const { connect, close } = await connector(hosts, flags);
 
   const live = flags.output === 'text' && process.stderr.isTTY && !process.env.CI;
   const reporter: Reporter = live ? await liveReporter(hosts.map((h) => h.name)) : plainReporter(process.stderr, flags.check);
@@ -141,9 +132,7 @@ export async function runCommand(inventoryFile: string, targets: string[], flags
     ...(forks !== undefined ? { forks } : {}),
     ...(serial !== undefined ? { serial } : {}),
     ...(maxFailPercent !== undefined ? { maxFailPercent } : {}),
-  }).finally(() => {
-    for (const d of dialed.values()) d.sock.destroy();
-  });
+  }).finally(close);
   await reporter.done();
   if (kubeconfig && !flags.check) {
     const { registeredNodes } = await import('../cluster/nodes.js');
