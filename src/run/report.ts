@@ -35,7 +35,7 @@ export function plainReporter(out: NodeJS.WritableStream, check: boolean): Repor
 /** listr2: a line per host with the step it is on; its verdict once it ends. */
 export async function liveReporter(hosts: string[]): Promise<Reporter> {
   const { Listr } = await import('listr2');
-  interface Row { output: string; title?: string; task?: { output: string; title: string }; finish(): void; ended: Promise<void> }
+  interface Row { output: string; title?: string; failed?: boolean; task?: { output: string; title: string }; finish(): void; ended: Promise<void> }
   const rows = new Map<string, Row>();
   for (const h of hosts) {
     let finish!: () => void;
@@ -55,6 +55,7 @@ export async function liveReporter(hosts: string[]): Promise<Reporter> {
         row.task = task;
         show(row);
         await row.ended;
+        if (row.failed) throw new Error(row.title); // listr2 marks it ✖
       },
     })),
     { concurrent: true, exitOnError: false },
@@ -67,7 +68,10 @@ export async function liveReporter(hosts: string[]): Promise<Reporter> {
       if (e.type === 'host-start') row.output = 'connecting…';
       if (e.type === 'step-start') row.output = `${e.step}…`;
       if (e.type === 'step-end') row.output = stepLine(e.result);
-      if (e.type === 'host-end') row.title = `${printable(e.host)}: ${printable(verdict(e.result))}`;
+      if (e.type === 'host-end') {
+        row.title = `${printable(e.host)}: ${printable(verdict(e.result))}`;
+        row.failed = !e.result.clean;
+      }
       show(row);
       if (e.type === 'host-end') row.finish();
     },
