@@ -77,6 +77,11 @@ sandbox
   .addOption(new Option('--init <init>', "the nodes' PID 1").choices(['systemd', 'none'] as const).default('systemd' as const))
   .option('--scenario <name>', 'residue to plant on every node (see `decom sandbox scenarios`)')
   .option('--etcd', 'run a real etcd cluster (Debian etcd-server) on the etcd nodes', false)
+  .option(
+    '--services <n>',
+    "load N kube-proxy Services (iptables mode: 2 chains, 5 rules each) into every node's iptables-nft, after the scenario; another app's chains too if the scenario planted none (0 to 50000)",
+    '0',
+  )
   .action(async (o) => {
     const { upCommand } = await import('./sandbox/cli.js');
     await upCommand(o);

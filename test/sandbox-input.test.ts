@@ -38,6 +38,19 @@ describe('decom sandbox up: bad input', () => {
     nothingBuilt();
   });
 
+  it('rejects a --services count out of range or not a number', () => {
+    for (const [v, msg] of [
+      ['50001', 'decom: --services must be a whole number from 0 to 50000, got 50001'],
+      ['lots', 'decom: --services takes a whole number, got "lots"'],
+      ['-5', 'decom: --services takes a whole number, got "-5"'],
+    ] as const) {
+      const r = decom(['sandbox', 'up', '--services', v]);
+      expect(r.code).toBe(2);
+      expect(oneLine(r.stderr)).toBe(msg);
+    }
+    nothingBuilt();
+  });
+
   it('rejects more control planes than nodes, and an unknown init', () => {
     const r = decom(['sandbox', 'up', '--nodes', '2', '--control-planes', '3']);
     expect(r.code).toBe(2);

@@ -73,7 +73,7 @@ describe('steps plan from the state alone', () => {
     );
     const [a, ...rest] = plan('firewall', state({ iptables }));
     expect(rest).toEqual([]);
-    expect(a!.script).toContain('R=iptables-legacy-restore');
+    expect(a!.script).toContain('iptables-legacy-restore --wait=10 --noflush');
     expect(a!.script).toMatch(/-D INPUT -j KUBE-FIREWALL\n/);
     expect(a!.script).not.toMatch(/APP-FIREWALL/);
   });

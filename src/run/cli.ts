@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { loadInventory, resolveTargets, type Host } from '../inventory/index.js';
-import { connector } from '../transport/dial.js';
+import { connector } from '../transport/connector.js';
 import { inputError, UserError } from '../util/errors.js';
 import { kubeconfigPath } from '../cluster/kubeconfig.js';
 import { Journal, stateDir } from '../engine/journal.js';

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { files, stateDir } from './layout.js';
-import { SCENARIOS, type ScenarioName } from './scenarios/index.js';
+import { SCENARIOS, type ScenarioName } from './scenarios/catalog.js';
 import { down, readState, status, up, checkUpOptions, type UpOptions } from './sandbox.js';
 import { inputError } from '../util/errors.js';
 import { requireRoot } from './prereq.js';
@@ -16,6 +16,7 @@ export async function upCommand(o: {
   init: 'systemd' | 'none';
   scenario?: string;
   etcd: boolean;
+  services: string;
 }): Promise<void> {
   const opts: UpOptions = {
     nodes: int('--nodes', o.nodes),
@@ -23,6 +24,7 @@ export async function upCommand(o: {
     init: o.init,
     scenario: (o.scenario ?? null) as ScenarioName | null,
     etcd: o.etcd,
+    services: int('--services', o.services),
     log: (line) => process.stderr.write(`sandbox: ${line}\n`),
   };
   checkUpOptions(opts);
@@ -32,7 +34,7 @@ export async function upCommand(o: {
   const secs = ((performance.now() - t0) / 1000).toFixed(1);
   process.stdout.write(
     [
-      `sandbox up: ${state.nodes.length} node(s) in ${secs} s${state.scenario ? `, scenario ${state.scenario}` : ''}${state.etcd ? ', etcd' : ''}`,
+      `sandbox up: ${state.nodes.length} node(s) in ${secs} s${state.scenario ? `, scenario ${state.scenario}` : ''}${state.etcd ? ', etcd' : ''}${state.services ? `, ${state.services} Services` : ''}`,
       ...state.nodes.map((n) => `  ${n.name.padEnd(8)} ${n.addr.padEnd(14)} ${n.roles.join(',').padEnd(20)} ${n.bootState}`),
       `inventory:   ${f.inventory}`,
       `ssh key:     ${f.key}`,
@@ -51,7 +53,7 @@ export async function downCommand(): Promise<void> {
 export async function statusCommand(output: 'text' | 'json'): Promise<void> {
   const s = await status();
   if (output === 'json') {
-    process.stdout.write(`${JSON.stringify({ dir: s.dir, scenario: s.state?.scenario ?? null, etcd: s.state?.etcd ?? false, nodes: s.nodes }, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify({ dir: s.dir, scenario: s.state?.scenario ?? null, etcd: s.state?.etcd ?? false, services: s.state?.services ?? 0, nodes: s.nodes }, null, 2)}\n`);
     return;
   }
   if (!s.state) {
@@ -60,7 +62,7 @@ export async function statusCommand(output: 'text' | 'json'): Promise<void> {
   }
   process.stdout.write(
     [
-      `sandbox in ${s.dir}: ${s.nodes.length} node(s)${s.state.scenario ? `, scenario ${s.state.scenario}` : ''}${s.state.etcd ? ', etcd' : ''}`,
+      `sandbox in ${s.dir}: ${s.nodes.length} node(s)${s.state.scenario ? `, scenario ${s.state.scenario}` : ''}${s.state.etcd ? ', etcd' : ''}${s.state.services ? `, ${s.state.services} Services` : ''}`,
       ...s.nodes.map((n) => `  ${n.name.padEnd(8)} ${n.addr.padEnd(14)} ${n.roles.join(',').padEnd(20)} ${n.init.padEnd(8)} ${n.state}`),
       '',
     ].join('\n'),

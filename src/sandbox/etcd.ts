@@ -1,4 +1,4 @@
-import type { SandboxNode, SandboxState } from './sandbox.js';
+import type { SandboxNode, SandboxState } from './types.js';
 import { runNodeScript } from './scenarios/index.js';
 
 const TOKEN = 'decom-sandbox';

@@ -15,6 +15,7 @@ const PROGRAMS: Record<string, { path: string; pkg: string }> = {
   busybox: { path: '/bin/busybox', pkg: 'busybox-static' },
   iptables: { path: '/usr/sbin/iptables', pkg: 'iptables' },
   'iptables-legacy': { path: '/usr/sbin/iptables-legacy', pkg: 'iptables' },
+  'iptables-nft-restore': { path: '/usr/sbin/iptables-nft-restore', pkg: 'iptables' },
   nft: { path: '/usr/sbin/nft', pkg: 'nftables' },
   openssl: { path: '/usr/bin/openssl', pkg: 'openssl' },
   systemd: { path: '/lib/systemd/systemd', pkg: 'systemd' },

@@ -2,34 +2,16 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, rmdirSync, wr
 import { dirname, join } from 'node:path';
 import { stringify } from 'yaml';
 import { BRIDGE, CGROUP, CGROUP_ROOT, DEFAULT_STATE_DIR, HOST_ADDR, HOST_LINK, MAX_NODES, PREFIX_LEN, files, nodeAddr, stateDir } from './layout.js';
-import { isAlive, nodeExec, startNode, stopNode, type Init, type NodeHandle } from './node.js';
+import { isAlive, nodeExec, startNode, stopNode, type Init } from './node.js';
 import { requirePrograms, requireRoot } from './prereq.js';
-import { SCENARIOS, plantScenario, scenarioPrograms, type ScenarioName } from './scenarios/index.js';
+import { plantScenario } from './scenarios/index.js';
+import { SCENARIOS, scenarioPrograms, type ScenarioName } from './scenarios/catalog.js';
+import type { Role, SandboxState } from './types.js';
 import { startEtcd } from './etcd.js';
+import { MAX_SERVICES, loadServices } from './services.js';
 import { buildImage } from './image.js';
 import { run, runOk } from '../util/run.js';
 import { inputError } from '../util/errors.js';
-
-export type Role = 'control-plane' | 'etcd' | 'worker';
-
-export interface SandboxNode extends NodeHandle {
-  name: string;
-  addr: string;
-  init: Init;
-  roles: Role[];
-  /** systemd's `is-system-running` at boot, or `running` for init-less nodes. */
-  bootState: string;
-}
-
-export interface SandboxState {
-  version: 1;
-  createdAt: string;
-  scenario: ScenarioName | null;
-  etcd: boolean;
-  nodes: SandboxNode[];
-  /** Host sysctls `up` raised, with the values `down` puts back. */
-  hostSysctls?: Record<string, string>;
-}
 
 export interface UpOptions {
   nodes: number;
@@ -37,6 +19,8 @@ export interface UpOptions {
   init: Init;
   scenario: ScenarioName | null;
   etcd: boolean;
+  /** kube-proxy Services (iptables mode) to load into every node's iptables-nft; 0 for none. */
+  services: number;
   /** Progress lines for the user; the sandbox itself prints nothing. */
   log?: (line: string) => void;
 }
@@ -63,6 +47,9 @@ export function checkUpOptions(o: UpOptions): void {
   }
   if (o.scenario !== null && !Object.hasOwn(SCENARIOS, o.scenario)) {
     throw inputError(`unknown scenario "${o.scenario}"; known: ${Object.keys(SCENARIOS).join(', ')}`);
+  }
+  if (!Number.isInteger(o.services) || o.services < 0 || o.services > MAX_SERVICES) {
+    throw inputError(`--services must be a whole number from 0 to ${MAX_SERVICES}, got ${o.services}`);
   }
 }
 
@@ -142,6 +129,7 @@ export async function up(o: UpOptions): Promise<SandboxState> {
     ...(o.init === 'systemd' ? ['systemd'] : []),
     ...(o.etcd ? ['etcd', 'etcdctl'] : []),
     ...(o.scenario ? scenarioPrograms(o.scenario) : []),
+    ...(o.services ? ['iptables', 'iptables-legacy', 'iptables-nft-restore'] : []),
   ]);
   const dir = stateDir();
   const f = files(dir);
@@ -156,6 +144,7 @@ export async function up(o: UpOptions): Promise<SandboxState> {
     createdAt: new Date().toISOString(),
     scenario: o.scenario,
     etcd: o.etcd,
+    services: o.services,
     nodes: [],
   };
   try {
@@ -190,6 +179,11 @@ export async function up(o: UpOptions): Promise<SandboxState> {
       await buildImage(f.image);
       const image = readFileSync(f.image);
       await mapLimit(state.nodes, 6, (n) => plantScenario(o.scenario as ScenarioName, n, state, image));
+    }
+    if (o.services) {
+      log(`loading ${o.services} kube-proxy Services into every node's iptables-nft`);
+      // A few seconds of CPU each (iptables-nft-restore), so not all nodes at once.
+      await mapLimit(state.nodes, 2, (n) => loadServices(n, state, o.services));
     }
     writeFileSync(f.state, JSON.stringify(state, null, 2));
     return state;

@@ -6,24 +6,9 @@
  * table or chain that holds anything else.
  */
 import { z } from 'zod';
-import type { NodeState } from '../probes/index.js';
-import type { IptablesTable } from '../probes/state.js';
 import type { Action, Step } from '../engine/step.js';
-import { pruneRestore, isKubernetesChain, mentionsKubernetes } from '../firewall/iptables.js';
+import { isKubernetesChain, mentionsKubernetes, pruneCommands, pruneRestore } from '../firewall/iptables.js';
 import { q } from './sh.js';
-
-const RESTORE: Record<string, string> = {
-  'nft 4': 'if has iptables-nft-restore; then R=iptables-nft-restore; else R=iptables-restore; fi',
-  'nft 6': 'if has ip6tables-nft-restore; then R=ip6tables-nft-restore; else R=ip6tables-restore; fi',
-  'legacy 4': 'R=iptables-legacy-restore',
-  'legacy 6': 'R=ip6tables-legacy-restore',
-};
-
-const groups = (s: NodeState) => {
-  const m = new Map<string, IptablesTable[]>();
-  for (const t of s.iptables) m.set(`${t.backend} ${t.family}`, [...(m.get(`${t.backend} ${t.family}`) ?? []), t]);
-  return m;
-};
 
 export const firewall: Step = {
   name: 'firewall',
@@ -33,15 +18,15 @@ export const firewall: Step = {
   views: ['firewall'],
   plan(s) {
     const actions: Action[] = [];
-    for (const [key, tables] of groups(s)) {
-      const texts = tables.map((t) => ({ t, text: pruneRestore(t) })).filter((x) => x.text !== undefined);
-      if (!texts.length) continue;
-      const [backend, family] = key.split(' ');
-      const chains = texts.reduce((n, x) => n + x.t.chains.filter(isKubernetesChain).length, 0);
-      const eof = `DECOM_RULES_${texts.length}_${chains}_EOF`;
+    for (const c of pruneCommands(s.iptables)) {
+      const tables = s.iptables.filter((t) => t.backend === c.backend && t.family === c.family);
+      const chains = tables.reduce((n, t) => n + t.chains.filter(isKubernetesChain).length, 0);
+      const changed = tables.filter((t) => pruneRestore(t) !== undefined).map((t) => t.table);
+      // The restore input travels inside the script (which is sent on stdin), as a here-document.
+      const eof = `DECOM_RULES_${c.backend}_${c.family}_EOF`;
       actions.push({
-        what: `iptables-${backend}${family === '6' ? ' (IPv6)' : ''}: remove ${chains} Kubernetes chain${chains === 1 ? '' : 's'} and the rules that jump to them, in ${texts.map((x) => x.t.table).join(', ')}, in one restore`,
-        script: `${RESTORE[key]}\n"$R" --noflush <<'${eof}'\n${texts.map((x) => x.text).join('')}\n${eof}`,
+        what: `iptables-${c.backend}${c.family === 6 ? ' (IPv6)' : ''}: remove ${chains} Kubernetes chain${chains === 1 ? '' : 's'} and the rules that jump to them, in ${changed.join(', ')}, in one restore`,
+        script: `${c.command} <<'${eof}'\n${c.input}${eof}`,
       });
     }
     for (const t of s.nftTables.filter((x) => x.name === 'kube-proxy')) {

@@ -1,5 +1,5 @@
 import { loadInventory, resolveTargets, type Host } from '../inventory/index.js';
-import { connector } from '../transport/dial.js';
+import { connector } from '../transport/connector.js';
 import { kubeconfigPath } from '../cluster/kubeconfig.js';
 import { exitCode, renderJson, renderText, verify } from './verify.js';
 

@@ -12,6 +12,7 @@ export const KINDS = [
   'kubelet-process',
   'kubelet-service',
   'runtime-daemon',
+  'etcd-process',
   'pod-sandbox',
   'container',
   'shim-process',
@@ -56,8 +57,11 @@ const MOUNT_PREFIXES = [
 /** CNI and kube-proxy links, by name: a node's own uplink may be a veth, so never by type. */
 const CNI_LINK = /^(cni0|flannel\.1|flannel-v6\.1|flannel\.4096|flannel-wg.*|vxlan\.calico|vxlan-v6\.calico|tunl0|cali.+|cilium_.+|lxc[0-9a-f]{5,}|lxc_health|kube-bridge|kube-dummy-if|kube-ipvs0|nodelocaldns|weave|vxlan-v6\.calico)$/;
 
-/** Chains, targets and comments Kubernetes' components write. */
-const K8S_RULE = /(KUBE-|CNI-|cali-|cali:|CILIUM_|flannel|FLANNEL)/;
+/**
+ * Chains, targets and comments Kubernetes' components write. The one definition:
+ * the firewall reset (src/firewall) deletes exactly what this reports.
+ */
+export const K8S_RULE = /(KUBE-|CNI-|cali-|cali:|CILIUM_|flannel|FLANNEL)/;
 
 /** Daemons that exist only for Kubernetes; containerd and dockerd also serve other users. */
 const K8S_ONLY_DAEMONS = new Set(['cri-dockerd', 'crio']);
@@ -81,7 +85,6 @@ export function findings(s: NodeState): Finding[] {
   const procs = s.processes;
 
   for (const { kind, path } of s.paths) {
-    if (kind === 'kubelet-unit-cgroup') continue; // judged as the unit's state below
     if (kind === 'kubernetes-config' && path === '/etc/kubernetes/manifests') continue; // its entries are reported one by one
     add(kind, path, kind === 'static-pod-manifest' ? 'the kubelet runs this pod while the file exists' : 'left on disk');
   }
@@ -89,13 +92,15 @@ export function findings(s: NodeState): Finding[] {
   for (const p of procs.values()) {
     if (p.name === 'kubelet') add('kubelet-process', String(p.pid), p.args);
     if (K8S_ONLY_DAEMONS.has(p.name)) add('runtime-daemon', p.name, `pid ${p.pid}: ${p.args}`);
+    // etcd run by systemd or by hand; one in a pod is judged with its container.
+    if (p.name === 'etcd' && !s.k8sCgroups.has(p.pid)) add('etcd-process', String(p.pid), p.args);
   }
   // Running: its cgroup says so without asking systemd. Otherwise systemd's word
   // (enabled, or auto-restarting), which the probe asks for only then.
-  const cgroup = s.pid1 === 'systemd' ? s.paths.find((p) => p.kind === 'kubelet-unit-cgroup')?.path : undefined;
   const kubelet = s.units.get('kubelet.service');
-  const state = cgroup
-    ? `running (cgroup ${cgroup})`
+  const state =
+    s.pid1 === 'systemd' && s.runningUnits.has('kubelet.service')
+      ? 'running (its cgroup exists)'
     : kubelet && (kubelet.active === 'active' || kubelet.active === 'activating' || kubelet.fileState === 'enabled')
       ? `${kubelet.active}, ${kubelet.fileState || 'no unit file state'}`
       : undefined;
@@ -142,8 +147,12 @@ export function findings(s: NodeState): Finding[] {
 
   for (const t of s.iptables) {
     const where = `${t.backend === 'nft' ? 'iptables-nft' : 'iptables-legacy'}${t.family === 6 ? ' (IPv6)' : ''} table ${t.table}`;
-    for (const chain of t.chains.filter((c) => K8S_RULE.test(c))) {
-      const n = t.rules.filter((r) => r.chain === chain).length;
+    // Counted in one pass: kube-proxy's iptables mode makes ~100,000 rules in ~40,000 chains.
+    const perChain = new Map<string, number>();
+    for (const r of t.rules) perChain.set(r.chain, (perChain.get(r.chain) ?? 0) + 1);
+    for (const chain of t.chains) {
+      if (!K8S_RULE.test(chain)) continue;
+      const n = perChain.get(chain) ?? 0;
       add('iptables', chain, `${where}: chain with ${n} rule${n === 1 ? '' : 's'}`);
     }
     for (const r of t.rules) {

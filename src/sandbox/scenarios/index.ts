@@ -2,46 +2,14 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PROJECT_DIR, nodeExec } from '../node.js';
-import type { SandboxNode, SandboxState } from '../sandbox.js';
-
-/**
- * Each scenario is a shell file run inside every node after lib.sh; the catalogue
- * of what it plants is in its header comment and in DESIGN §3 B.
- */
-export const SCENARIOS = {
-  'kubespray-leftovers': {
-    description: "what kubespray's remove-node.yml leaves: kubelet + static pods, DaemonSet and CNI pods, netns, links, mounts, rules, files",
-    programs: [] as string[],
-  },
-  'orphaned-shims': {
-    description: 'containerd stopped with shims and containers still holding ports; one container has lost its shim too',
-    programs: [] as string[],
-  },
-  'docker-runtime': {
-    description: 'a cri-dockerd node: k8s_* containers in Docker, next to a user container',
-    programs: ['dockerd'],
-  },
-  'force-deleted-pods': {
-    description: 'pod dirs with mounts, cni-* netns, veths and IPAM leases whose sandboxes no longer exist',
-    programs: [] as string[],
-  },
-  clean: {
-    description: 'a node reset properly: only what is not Kubernetes\' is left (for false-positive tests)',
-    programs: [] as string[],
-  },
-} as const;
-
-export type ScenarioName = keyof typeof SCENARIOS;
-
-/** Every scenario also plants the non-Kubernetes objects, and PKI; these need: */
-const COMMON = ['iptables', 'iptables-legacy', 'nft', 'openssl'];
-export const scenarioPrograms = (name: ScenarioName): string[] => [...COMMON, ...SCENARIOS[name].programs];
+import type { SandboxNode, SandboxState } from '../types.js';
+import type { ScenarioName } from './catalog.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
 /**
  * Runs `body` inside a node after lib.sh, with the node's facts in the environment:
- * the one way the sandbox changes what is on a node (scenarios, etcd).
+ * the one way the sandbox changes what is on a node (scenarios, etcd, Services).
  */
 export async function runNodeScript(
   node: SandboxNode,

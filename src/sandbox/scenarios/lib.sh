@@ -301,16 +301,20 @@ wait_control_plane_ports() {
 }
 
 # --- what is NOT Kubernetes' and must survive any reset ----------------------
-not_kubernetes() {
-  ip netns add app-vpn                                # a netns not named cni-*
-  ip link add app-veth0 type veth peer name eth0 netns app-vpn   # the node's own veth
-  ip link set app-veth0 up
+app_iptables() {
   iptables -w -N APP-FIREWALL                         # another application's chain, nft backend
   iptables -w -A APP-FIREWALL -p tcp --dport 8080 -m comment --comment "app: allow web" -j ACCEPT
   iptables -w -A INPUT -m comment --comment "app: firewall" -j APP-FIREWALL
   iptables-legacy -w -N APP-LEGACY                    # ... and one in the legacy backend
   iptables-legacy -w -A APP-LEGACY -s 203.0.113.0/24 -m comment --comment "app: block" -j DROP
   iptables-legacy -w -A INPUT -j APP-LEGACY
+}
+
+not_kubernetes() {
+  ip netns add app-vpn                                # a netns not named cni-*
+  ip link add app-veth0 type veth peer name eth0 netns app-vpn   # the node's own veth
+  ip link set app-veth0 up
+  app_iptables
   nft add table inet app-filter
   nft add chain inet app-filter input '{ type filter hook input priority 10; policy accept; }'
   mkdir -p /srv/appdata                              # user data on a tmpfs outside kubelet's dirs

@@ -1,0 +1,34 @@
+/**
+ * The scenarios `up --scenario` can plant, and what they need on the host. No
+ * imports: the sandbox's types and every module that plants things sit above it.
+ * Each scenario is a shell file run inside every node after lib.sh; the catalogue
+ * of what it plants is in its header comment and in DESIGN §3 B.
+ */
+export const SCENARIOS = {
+  'kubespray-leftovers': {
+    description: "what kubespray's remove-node.yml leaves: kubelet + static pods, DaemonSet and CNI pods, netns, links, mounts, rules, files",
+    programs: [] as string[],
+  },
+  'orphaned-shims': {
+    description: 'containerd stopped with shims and containers still holding ports; one container has lost its shim too',
+    programs: [] as string[],
+  },
+  'docker-runtime': {
+    description: 'a cri-dockerd node: k8s_* containers in Docker, next to a user container',
+    programs: ['dockerd'],
+  },
+  'force-deleted-pods': {
+    description: 'pod dirs with mounts, cni-* netns, veths and IPAM leases whose sandboxes no longer exist',
+    programs: [] as string[],
+  },
+  clean: {
+    description: 'a node reset properly: only what is not Kubernetes\' is left (for false-positive tests)',
+    programs: [] as string[],
+  },
+} as const;
+
+export type ScenarioName = keyof typeof SCENARIOS;
+
+/** Every scenario also plants the non-Kubernetes objects, and PKI; these need: */
+const COMMON = ['iptables', 'iptables-legacy', 'nft', 'openssl'];
+export const scenarioPrograms = (name: ScenarioName): string[] => [...COMMON, ...SCENARIOS[name].programs];

@@ -1,0 +1,29 @@
+/**
+ * The sandbox's shared types. Below every module that uses them (sandbox.ts, etcd.ts,
+ * services.ts, scenarios/): they import this, never each other's types.
+ */
+import type { Init, NodeHandle } from './node.js';
+import type { ScenarioName } from './scenarios/catalog.js';
+
+export type Role = 'control-plane' | 'etcd' | 'worker';
+
+export interface SandboxNode extends NodeHandle {
+  name: string;
+  addr: string;
+  init: Init;
+  roles: Role[];
+  /** systemd's `is-system-running` at boot, or `running` for init-less nodes. */
+  bootState: string;
+}
+
+export interface SandboxState {
+  version: 1;
+  createdAt: string;
+  scenario: ScenarioName | null;
+  etcd: boolean;
+  /** kube-proxy Services loaded into every node's iptables-nft (`up --services`); absent means 0. */
+  services?: number;
+  nodes: SandboxNode[];
+  /** Host sysctls `up` raised, with the values `down` puts back. */
+  hostSysctls?: Record<string, string>;
+}
