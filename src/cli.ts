@@ -75,7 +75,7 @@ sandbox
   .option('--nodes <n>', 'how many nodes', '3')
   .option('--control-planes <k>', 'how many of them are control plane + etcd (the first K)', '1')
   .addOption(new Option('--init <init>', "the nodes' PID 1").choices(['systemd', 'none'] as const).default('systemd' as const))
-  .option('--scenario <name>', 'residue to plant on every node (see `decom sandbox scenarios`)')
+  .option('--scenario <name[,name…]>', 'residue to plant on every node; several, comma-separated: one per node, in turn (see `decom sandbox scenarios`)')
   .option('--etcd', 'run a real etcd cluster (Debian etcd-server) on the etcd nodes', false)
   .option(
     '--services <n>',

@@ -3,33 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { down, ssh, up } from './helpers/sandbox.js';
-import { leftovers, userObjects } from './helpers/residue.js';
+import { leftovers, nodeSnapshot, userObjects } from './helpers/residue.js';
 
-import { runJson, type RunReport } from './helpers/run.js';
-
-/** The actions of every step, with run ids made comparable. */
-const actionsOf = (r: RunReport, host: string) =>
-  r.hosts.find((h) => h.host === host)!.steps.map((s) => `${s.name}: ${s.actions.map((a) => a.what.replace(/\d{8}T\d{6}Z-[0-9a-f]{6}/g, 'RUN')).join(' | ')}`);
-
-/** Everything on a node a reset could change, as text: compared around --check. */
-function nodeSnapshot(node: string): string {
-  return ssh(
-    node,
-    [
-      'ss -Hltn | sort',
-      "ps -e -o pid=,args= | grep -v -E 'sshd: |ps -e|sort|grep|sh -c|sleep' | sort -n",
-      "cut -d' ' -f5 /proc/self/mountinfo | sort",
-      "ip -o link | sed 's/^[0-9]*: //; s/ state .*//' | sort",
-      'ip netns list | sort',
-      "iptables-save | grep -v '^#' | sed 's/\\[[0-9]*:[0-9]*\\]//'",
-      "iptables-legacy-save | grep -v '^#' | sed 's/\\[[0-9]*:[0-9]*\\]//'",
-      "nft list ruleset | sed 's/counter packets [0-9]* bytes [0-9]*/counter/'",
-      'find /etc/kubernetes /var/lib/kubelet /etc/cni /var/lib/cni /run/flannel /var/lib/etcd /var/backups /run/decom.lock 2>/dev/null | sort',
-      'ctr -n k8s.io containers ls -q 2>/dev/null | sort',
-      'systemctl is-active kubelet 2>/dev/null; systemctl is-enabled kubelet 2>/dev/null; true',
-    ].join('; echo @@; '),
-  );
-}
+import { actionsOf, runJson, type RunReport } from './helpers/run.js';
 
 describe('decom run --playbook reset on kubespray-leftovers (systemd)', () => {
   const state = mkdtempSync(join(tmpdir(), 'decom-reset-'));

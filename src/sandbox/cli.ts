@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { files, stateDir } from './layout.js';
-import { SCENARIOS, type ScenarioName } from './scenarios/catalog.js';
+import { SCENARIOS } from './scenarios/catalog.js';
 import { down, readState, status, up, checkUpOptions, type UpOptions } from './sandbox.js';
 import { inputError } from '../util/errors.js';
 import { requireRoot } from './prereq.js';
@@ -22,7 +22,7 @@ export async function upCommand(o: {
     nodes: int('--nodes', o.nodes),
     controlPlanes: int('--control-planes', o.controlPlanes),
     init: o.init,
-    scenario: (o.scenario ?? null) as ScenarioName | null,
+    scenario: o.scenario ?? null,
     etcd: o.etcd,
     services: int('--services', o.services),
     log: (line) => process.stderr.write(`sandbox: ${line}\n`),

@@ -5,7 +5,7 @@ import { BRIDGE, CGROUP, CGROUP_ROOT, DEFAULT_STATE_DIR, HOST_ADDR, HOST_LINK, M
 import { isAlive, nodeExec, startNode, stopNode, type Init } from './node.js';
 import { requirePrograms, requireRoot } from './prereq.js';
 import { plantScenario } from './scenarios/index.js';
-import { SCENARIOS, scenarioPrograms, type ScenarioName } from './scenarios/catalog.js';
+import { scenarioList, scenarioPrograms, UnknownScenario, type ScenarioName } from './scenarios/catalog.js';
 import type { Role, SandboxState } from './types.js';
 import { startEtcd } from './etcd.js';
 import { MAX_SERVICES, loadServices } from './services.js';
@@ -17,7 +17,8 @@ export interface UpOptions {
   nodes: number;
   controlPlanes: number;
   init: Init;
-  scenario: ScenarioName | null;
+  /** A scenario, or several separated by commas: one per node, in turn. */
+  scenario: string | null;
   etcd: boolean;
   /** kube-proxy Services (iptables mode) to load into every node's iptables-nft; 0 for none. */
   services: number;
@@ -45,8 +46,12 @@ export function checkUpOptions(o: UpOptions): void {
   if (!Number.isInteger(o.controlPlanes) || o.controlPlanes < 1 || o.controlPlanes > o.nodes) {
     throw inputError(`--control-planes must be from 1 to --nodes (${o.nodes}), got ${o.controlPlanes}`);
   }
-  if (o.scenario !== null && !Object.hasOwn(SCENARIOS, o.scenario)) {
-    throw inputError(`unknown scenario "${o.scenario}"; known: ${Object.keys(SCENARIOS).join(', ')}`);
+  if (o.scenario !== null) {
+    try {
+      scenarioList(o.scenario);
+    } catch (e) {
+      throw e instanceof UnknownScenario ? inputError(e.message) : e;
+    }
   }
   if (!Number.isInteger(o.services) || o.services < 0 || o.services > MAX_SERVICES) {
     throw inputError(`--services must be a whole number from 0 to ${MAX_SERVICES}, got ${o.services}`);
@@ -128,7 +133,7 @@ export async function up(o: UpOptions): Promise<SandboxState> {
     'unshare', 'nsenter', 'setpriv', 'ip', 'sshd', 'ssh-keygen', 'tini', 'containerd', 'runc', 'busybox',
     ...(o.init === 'systemd' ? ['systemd'] : []),
     ...(o.etcd ? ['etcd', 'etcdctl'] : []),
-    ...(o.scenario ? scenarioPrograms(o.scenario) : []),
+    ...(o.scenario ? scenarioList(o.scenario).flatMap(scenarioPrograms) : []),
     ...(o.services ? ['iptables', 'iptables-legacy', 'iptables-nft-restore'] : []),
   ]);
   const dir = stateDir();
@@ -178,7 +183,12 @@ export async function up(o: UpOptions): Promise<SandboxState> {
       log(`planting scenario ${o.scenario}`);
       await buildImage(f.image);
       const image = readFileSync(f.image);
-      await mapLimit(state.nodes, 6, (n) => plantScenario(o.scenario as ScenarioName, n, state, image));
+      const list = scenarioList(o.scenario);
+      await mapLimit(state.nodes, 6, async (n, i) => {
+        const name = list[i % list.length] as ScenarioName;
+        await plantScenario(name, n, state, image);
+        n.scenario = name;
+      });
     }
     if (o.services) {
       log(`loading ${o.services} kube-proxy Services into every node's iptables-nft`);

@@ -14,12 +14,15 @@ export interface SandboxNode extends NodeHandle {
   roles: Role[];
   /** systemd's `is-system-running` at boot, or `running` for init-less nodes. */
   bootState: string;
+  /** The scenario planted on this node. */
+  scenario?: ScenarioName;
 }
 
 export interface SandboxState {
   version: 1;
   createdAt: string;
-  scenario: ScenarioName | null;
+  /** As given to `up --scenario` (one, or several separated by commas: one per node, in turn). */
+  scenario: string | null;
   etcd: boolean;
   /** kube-proxy Services loaded into every node's iptables-nft (`up --services`); absent means 0. */
   services?: number;

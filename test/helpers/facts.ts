@@ -17,6 +17,8 @@ const SECTIONS: Record<string, string> = {
   k8sTasks: 'timeout 3 ctr -n k8s.io tasks ls 2>/dev/null | tail -n +2',
   dockerNames: 'docker ps --format "{{.Names}}" 2>/dev/null',
   shims: 'pgrep -f "^/usr/bin/containerd-shim" || true',
+  k8sShims: 'pgrep -f "^/usr/bin/containerd-shim.* -namespace k8s\\.io " || true',
+  k8sCgroupProcs: "grep -l -E 'kubepods|/k8s\\.io/' /proc/[0-9]*/cgroup 2>/dev/null | cut -d/ -f3",
   containerd: 'pgrep -x containerd || true',
   kubeletActive: 'systemctl is-active kubelet 2>/dev/null; true',
   kubeletEnabled: 'systemctl is-enabled kubelet 2>/dev/null; true',

@@ -22,7 +22,7 @@ export function leftovers(node: string): string[] {
   add('k8s.io container', lines(f.k8sContainers));
   add('k8s.io task', lines(f.k8sTasks));
   add('docker k8s_', lines(f.dockerNames).filter((n) => n.startsWith('k8s_')));
-  add('k8s.io shim', lines(f.shims).filter((pid) => ssh(node, `tr '\\0' ' ' < /proc/${pid}/cmdline 2>/dev/null; true`).includes('-namespace k8s.io')));
+  add('k8s.io shim', lines(f.k8sShims));
   add('kubelet active', lines(f.kubeletActive).filter((s) => s === 'active' || s === 'activating'));
   add('kubelet enabled', lines(f.kubeletEnabled).filter((s) => s === 'enabled'));
   add('kubelet process', lines(f.kubeletProc));
@@ -31,7 +31,7 @@ export function leftovers(node: string): string[] {
   add('lease', lines(f.leases));
   add('pod dir', lines(f.podDirs));
   // A process in a Kubernetes cgroup, whatever the runtime thinks.
-  add('k8s cgroup process', lines(ssh(node, "grep -l -E 'kubepods|/k8s\\.io/' /proc/[0-9]*/cgroup 2>/dev/null | cut -d/ -f3; true")));
+  add('k8s cgroup process', lines(f.k8sCgroupProcs));
   return out;
 }
 
@@ -51,3 +51,24 @@ export function userObjects(node: string): string {
     ].join('; '),
   );
 }
+
+/** Everything on a node a reset could change, as text: compared around --check. */
+export function nodeSnapshot(node: string): string {
+  return ssh(
+    node,
+    [
+      'ss -Hltn | sort',
+      "ps -e -o pid=,args= | grep -v -E 'sshd: |ps -e|sort|grep|sh -c|sleep' | sort -n",
+      "cut -d' ' -f5 /proc/self/mountinfo | sort",
+      "ip -o link | sed 's/^[0-9]*: //; s/ state .*//' | sort",
+      'ip netns list | sort',
+      "iptables-save | grep -v '^#' | sed 's/\\[[0-9]*:[0-9]*\\]//'",
+      "iptables-legacy-save | grep -v '^#' | sed 's/\\[[0-9]*:[0-9]*\\]//'",
+      "nft list ruleset | sed 's/counter packets [0-9]* bytes [0-9]*/counter/'",
+      'find /etc/kubernetes /var/lib/kubelet /etc/cni /var/lib/cni /run/flannel /var/lib/etcd /var/backups /run/decom.lock 2>/dev/null | sort',
+      'timeout 3 ctr -n k8s.io containers ls -q 2>/dev/null | sort',
+      'systemctl is-active kubelet 2>/dev/null; systemctl is-enabled kubelet 2>/dev/null; true',
+    ].join('; echo @@; '),
+  );
+}
+

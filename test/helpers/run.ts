@@ -22,3 +22,8 @@ export function runJson(args: string[], stateDir: string, inventory = INVENTORY)
     throw new Error(`decom run printed no JSON (exit ${r.code}): ${r.stdout}${r.stderr}`);
   }
 }
+
+/** The actions of every step, with run ids made comparable. */
+export const actionsOf = (r: RunReport, host: string) =>
+  r.hosts.find((h) => h.host === host)!.steps.map((s) => `${s.name}: ${s.actions.map((a) => a.what.replace(/\d{8}T\d{6}Z-[0-9a-f]{6}/g, 'RUN')).join(' | ')}`);
+

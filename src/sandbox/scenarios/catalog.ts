@@ -32,3 +32,20 @@ export type ScenarioName = keyof typeof SCENARIOS;
 /** Every scenario also plants the non-Kubernetes objects, and PKI; these need: */
 const COMMON = ['iptables', 'iptables-legacy', 'nft', 'openssl'];
 export const scenarioPrograms = (name: ScenarioName): string[] => [...COMMON, ...SCENARIOS[name].programs];
+
+/**
+ * `--scenario a,b,c`: one scenario per node, in turn (node1 a, node2 b, node3 c,
+ * node4 a…), so one sandbox can hold them all. Unknown names are refused.
+ */
+export function scenarioList(text: string): ScenarioName[] {
+  const names = text.split(',').map((x) => x.trim());
+  const unknown = names.filter((n) => !Object.hasOwn(SCENARIOS, n));
+  if (unknown.length) throw new UnknownScenario(unknown[0] as string);
+  return names as ScenarioName[];
+}
+
+export class UnknownScenario extends Error {
+  constructor(readonly scenario: string) {
+    super(`unknown scenario "${scenario}"; known: ${Object.keys(SCENARIOS).join(', ')}`);
+  }
+}
