@@ -32,7 +32,7 @@ const jsonOf = (out: string) => JSON.parse(out.slice(out.indexOf('{\n'), out.las
 describe('reset safety on kubespray-leftovers: busy mounts, rolls, hostile names, wrong hosts, locks, lost connections', () => {
   const state = mkdtempSync(join(tmpdir(), 'decom-safety-'));
   const dir = mkdtempSync(join(tmpdir(), 'decom-safety-books-'));
-  beforeAll(() => up(['--nodes', '3', '--scenario', 'kubespray-leftovers']));
+  beforeAll(() => up(['--nodes', '4', '--scenario', 'kubespray-leftovers']));
   afterAll(() => down());
 
   it('refuses a host whose hostname is not the expected one (exit 4), changing nothing', () => {
@@ -120,5 +120,14 @@ describe('reset safety on kubespray-leftovers: busy mounts, rolls, hostile names
     expect(journalOf(report.journal).some((e) => e.event === 'error' && e.host === 'node3')).toBe(true);
     expect(leftovers('node3')).toEqual([]);
   });
-});
 
+  it('resets a node from the node itself (--connection local), as cleanly', () => {
+    const user = userObjects('node4');
+    ssh('node4', `printf 'all:\\n  hosts:\\n    node4:\\n' > /root/local.yaml`);
+    const out = ssh('node4', `node ${CLI} run /root/local.yaml node4 --connection local --playbook reset --yes --output json --state-dir /root/decom-state; echo "exit=$?"`);
+    expect(out.trim().split('\n').pop()).toBe('exit=0');
+    expect(JSON.parse(out.slice(0, out.lastIndexOf('}') + 1)).hosts[0].clean).toBe(true);
+    expect(leftovers('node4')).toEqual([]);
+    expect(userObjects('node4')).toBe(user);
+  });
+});

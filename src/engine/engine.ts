@@ -86,50 +86,134 @@ function wrongHost(host: Host, s: NodeState): string | undefined {
   return `${host.name} (${host.address}) says its hostname is "${s.hostname}", not "${expected}": refusing to reset what may be the wrong machine (set decom_expected_hostname in the inventory if the names differ on purpose)`;
 }
 
+/** Where a host stands after its first round trip: the node's state, its lock, and any refusal. */
+interface Opened {
+  state: NodeState;
+  locked: boolean;
+  refused?: string;
+  finishes?: string;
+}
+
+/** The first round trip: the node's lock and a full probe; then the interlocks, before anything changes. */
+async function openHost(t: Transport, host: Host, o: RunOptions, planned: PlannedStep[], ctxOf: (p: PlannedStep) => StepContext): Promise<Opened> {
+  const first = await roundTrip(t, { actions: [], views: ALL_VIEWS, sudo: host.become, timeoutSec: 60, preamble: acquireScript(o.runId, o.check) });
+  const lock = (first.sections.get('lock') ?? '').trim();
+  o.journal.write({ host: host.name, event: 'host-start', check: o.check, hostname: first.state.hostname, lock });
+  const [verdict, other] = lock.split(' ');
+  const opened: Opened = { state: first.state, locked: verdict === 'acquired' || verdict === 'taken' };
+  if (verdict === 'held') opened.refused = `another decom run (${other}) is working on this node now; try again when it ends`;
+  else if (verdict === 'taken' && other) opened.finishes = other;
+  else if (!opened.locked && !o.check) throw new TransportError(host.name, 'exec', `could not take the node's lock (${lock || 'no answer'})`);
+  opened.refused ??= wrongHost(host, first.state);
+  for (const p of planned) {
+    if (opened.refused) break;
+    if (!p.skip) opened.refused = p.step.refuse?.(first.state, ctxOf(p));
+  }
+  return opened;
+}
+
+/** --check: the step planned on the state the steps before it will leave, and the state it will leave. */
+function predictStep(state: NodeState, p: PlannedStep, ctx: StepContext): { r: StepResult; state: NodeState } {
+  const plan = p.step.plan(state, ctx);
+  const left = residue(state, p.step);
+  const next = p.step.after(state, ctx);
+  const r: StepResult = { name: p.label, status: plan.length ? 'changed' : left.length ? 'failed' : 'ok', actions: plan, left: plan.length ? residue(next, p.step) : left, ms: 0 };
+  if (!plan.length && left.length) r.reason = 'this step has nothing it can do about what is left';
+  return { r, state: next };
+}
+
+/**
+ * A real run of one step: client-side actions (the Docker API), then the node's
+ * scripts and the re-probe of the views they touch in ONE round trip, then the
+ * step's client-side follow-up (the backup's copy). Judged by the residue it owns.
+ */
+async function applyStep(t: Transport, state: NodeState, p: PlannedStep, ctx: StepContext, sudo: boolean, journal: (e: Record<string, unknown>) => void): Promise<{ r: StepResult; state: NodeState }> {
+  const started = Date.now();
+  const plan = p.step.plan(state, ctx);
+  const actions: ActionResult[] = [];
+  let note: string | undefined;
+  let afterError: string | undefined;
+  if (plan.length || p.step.reprobe) {
+    try {
+      for (const a of plan.filter((x) => x.client)) {
+        const t0 = Date.now();
+        const r = await a.client!({ openUnixSocket: (path) => t.openUnixSocket(path, { sudo }) }).then(
+          (output) => ({ code: 0, output }),
+          (e: unknown) => {
+            if (e instanceof TransportError) throw e;
+            return { code: 1, output: (e as Error).message };
+          },
+        );
+        actions.push({ ...a, ...r, ms: Date.now() - t0 });
+      }
+      const trip = await roundTrip(t, { actions: plan.filter((x) => !x.client), views: viewsOf(p.step), prev: state, sudo, timeoutSec: p.step.timeoutSec?.(ctx) ?? 120 });
+      state = trip.state;
+      actions.push(...trip.results);
+    } finally {
+      for (const a of actions) {
+        journal({ event: 'action', step: p.label, action: a.what, command: a.script.length > 4000 ? `${a.script.slice(0, 4000)}…` : a.script, code: a.code, skipped: a.skipped, output: a.output, ms: a.ms });
+      }
+    }
+    if (p.step.afterApply && actions.some((a) => a.code === 0)) {
+      const exec = async (script: string) => {
+        const x = await t.exec(script, { sudo, timeoutSec: 300 });
+        if (x.code !== 0) throw new Error(`exit ${x.code}: ${x.stderr.trim().split('\n').pop() ?? ''}`);
+        return x.stdout;
+      };
+      try {
+        note = await p.step.afterApply(exec, ctx);
+      } catch (e) {
+        if (e instanceof TransportError) throw e;
+        afterError = (e as Error).message;
+      }
+    }
+  }
+  const left = residue(state, p.step);
+  const ran = actions.some((a) => !a.skipped);
+  // A non-zero exit fails a step that must succeed; otherwise only what is left does, and the exit says why.
+  const badExit = actions.find((a) => !a.skipped && a.code !== 0);
+  const failed = left.length > 0 || (p.step.mustSucceed && badExit !== undefined) || afterError !== undefined;
+  const r: StepResult = { name: p.label, status: failed ? 'failed' : ran ? 'changed' : 'ok', actions, left, ms: Date.now() - started };
+  if (afterError) r.reason = afterError;
+  else if (failed && badExit) r.reason = `${badExit.what}: exit ${badExit.code}${badExit.output?.trim() ? `: ${badExit.output.trim().split('\n').slice(-3).join(' | ')}` : ''}`;
+  else if (left.length) r.reason = plan.length ? `${left.length} left after its actions` : 'this step has nothing it can do about what is left';
+  else if (note) r.reason = note;
+  return { r, state };
+}
+
 async function runHost(host: Host, o: RunOptions): Promise<HostResult> {
   const result: HostResult = { host: host.name, reachable: false, clean: false, steps: [], warnings: [], left: [] };
-  const j = (e: Record<string, unknown>) => o.journal.write({ host: host.name, ...e });
+  const journal = (e: Record<string, unknown>) => o.journal.write({ host: host.name, ...e });
   o.emit({ type: 'host-start', host: host.name });
+  const backupDir = `${NODE_BACKUPS}/${o.runId}`;
+  const sudo = host.become;
+  const planned = o.steps(host);
+  const ctxOf = (p: PlannedStep): StepContext => ({
+    runId: o.runId, backupDir, host: host.name, vars: host.vars, params: p.params, operatorBackupDir: o.operatorBackupDir(host.name),
+  });
   let t: Transport | undefined;
   let locked = false;
   let current: string | undefined;
-  const backupDir = `${NODE_BACKUPS}/${o.runId}`;
-  const sudo = host.become;
   try {
     t = await o.connect(host);
     result.reachable = true;
-    const first = await roundTrip(t, { actions: [], views: ALL_VIEWS, sudo, timeoutSec: 60, preamble: acquireScript(o.runId, o.check) });
-    let state = first.state;
-    const lock = (first.sections.get('lock') ?? '').trim();
-    j({ event: 'host-start', check: o.check, hostname: state.hostname, lock });
-    const [verdict, other] = lock.split(' ');
-    if (verdict === 'held') {
-      result.refused = `another decom run (${other}) is working on this node now; try again when it ends`;
-    } else if (verdict === 'taken' && other) {
-      locked = true;
-      result.finishes = other;
-      result.warnings.push(`took over the lock of run ${other}, which did not finish (killed, or its connection was lost): this run finishes its work`);
-      j({ event: 'resume', finishes: other });
-    } else if (verdict === 'acquired') locked = true;
-    else if (!o.check) throw new TransportError(host.name, 'exec', `could not take the node's lock (${lock || 'no answer'})`);
-
-    const planned = o.steps(host);
-    const ctxOf = (p: PlannedStep): StepContext => ({
-      runId: o.runId, backupDir, host: host.name, vars: host.vars, params: p.params, operatorBackupDir: o.operatorBackupDir(host.name),
-    });
-    result.refused ??= wrongHost(host, state);
-    for (const p of planned) {
-      if (result.refused || p.skip) break;
-      result.refused = p.step.refuse?.(state, ctxOf(p));
+    const opened = await openHost(t, host, o, planned, ctxOf);
+    locked = opened.locked;
+    if (opened.finishes) {
+      result.finishes = opened.finishes;
+      result.warnings.push(`took over the lock of run ${opened.finishes}, which did not finish (killed, or its connection was lost): this run finishes its work`);
+      journal({ event: 'resume', finishes: opened.finishes });
     }
-    if (result.refused) {
-      j({ event: 'refused', reason: result.refused });
+    if (opened.refused) {
+      result.refused = opened.refused;
+      journal({ event: 'refused', reason: opened.refused });
       return result;
     }
 
+    let state = opened.state;
     let stopped: string | undefined;
+    let fresh = false; // whether the last step probed every view
     for (const p of planned) {
-      const started = Date.now();
       if (stopped || p.skip) {
         const r: StepResult = { name: p.label, status: 'skipped', actions: [], left: [], reason: p.skip ?? `not run: ${stopped} failed`, ms: 0 };
         result.steps.push(r);
@@ -138,88 +222,38 @@ async function runHost(host: Host, o: RunOptions): Promise<HostResult> {
       }
       o.emit({ type: 'step-start', host: host.name, step: p.label });
       current = p.label;
-      const ctx = ctxOf(p);
-      const plan = p.step.plan(state, ctx);
-      let r: StepResult;
-      if (o.check) {
-        const left = residue(state, p.step);
-        state = p.step.after(state, ctx);
-        const after = residue(state, p.step);
-        r = { name: p.label, status: plan.length ? 'changed' : left.length ? 'failed' : 'ok', actions: plan, left: plan.length ? after : left, ms: 0 };
-        if (!plan.length && left.length) r.reason = 'this step has nothing it can do about what is left';
-      } else {
-        let actions: ActionResult[] = [];
-        let note: string | undefined;
-        let applyError: string | undefined;
-        if (plan.length || p.step.reprobe) {
-          try {
-            // Client-side actions first (the Docker API); the node's scripts and the re-probe follow in one round trip.
-            for (const a of plan.filter((x) => x.client)) {
-              const t0 = Date.now();
-              const io = { openUnixSocket: (path: string) => t!.openUnixSocket(path, { sudo }) };
-              const r = await a.client!(io).then(
-                (output) => ({ code: 0, output }),
-                (e: unknown) => {
-                  if (e instanceof TransportError) throw e;
-                  return { code: 1, output: (e as Error).message };
-                },
-              );
-              actions.push({ ...a, ...r, ms: Date.now() - t0 });
-            }
-            const trip = await roundTrip(t, { actions: plan.filter((x) => !x.client), views: viewsOf(p.step), prev: state, sudo, timeoutSec: p.step.timeoutSec?.(ctx) ?? 120 });
-            state = trip.state;
-            actions.push(...trip.results);
-          } finally {
-            for (const a of actions) j({ event: 'action', step: p.label, action: a.what, command: a.script.length > 4000 ? `${a.script.slice(0, 4000)}…` : a.script, code: a.code, skipped: a.skipped, output: a.output, ms: a.ms });
-          }
-          if (p.step.afterApply && actions.some((a) => a.code === 0)) {
-            const exec = async (script: string) => {
-              const x = await t!.exec(script, { sudo, timeoutSec: 300 });
-              if (x.code !== 0) throw new Error(`exit ${x.code}: ${x.stderr.trim().split('\n').pop() ?? ''}`);
-              return x.stdout;
-            };
-            try {
-              note = await p.step.afterApply(exec, ctx);
-            } catch (e) {
-              if (e instanceof TransportError) throw e;
-              applyError = (e as Error).message;
-            }
-          }
-        }
-        const left = residue(state, p.step);
-        const badExit = actions.find((a) => !a.skipped && a.code !== 0);
-        const failedAction = p.step.mustSucceed || left.length ? badExit : undefined;
-        const ran = actions.some((a) => !a.skipped);
-        r = { name: p.label, status: left.length || (p.step.mustSucceed && failedAction) || applyError ? 'failed' : ran ? 'changed' : 'ok', actions, left, ms: Date.now() - started };
-        if (applyError) r.reason = applyError;
-        else if (failedAction) r.reason = `${failedAction.what}: exit ${failedAction.code}${failedAction.output?.trim() ? `: ${failedAction.output.trim().split('\n').slice(-3).join(' | ')}` : ''}`;
-        else if (left.length) r.reason = plan.length ? `${left.length} left after its actions` : 'this step has nothing it can do about what is left';
-        if (note && !applyError) r.reason = note;
-        if (p.step.name === 'backup' && ran) result.backup = ctx.operatorBackupDir;
-      }
-      j({ event: 'step', step: p.label, status: r.status, actions: r.actions.length, left: r.left.map((f) => `${f.kind} ${f.subject}`), reason: r.reason, ms: r.ms });
+      const done = o.check ? predictStep(state, p, ctxOf(p)) : await applyStep(t, state, p, ctxOf(p), sudo, journal);
+      state = done.state;
+      fresh = p.step.reprobe === true;
+      const r = done.r;
+      if (p.step.name === 'backup' && r.status === 'changed' && !o.check) result.backup = ctxOf(p).operatorBackupDir;
+      journal({ event: 'step', step: p.label, status: r.status, actions: r.actions.length, left: r.left.map((f) => `${f.kind} ${f.subject}`), reason: r.reason, ms: r.ms });
       result.steps.push(r);
       o.emit({ type: 'step-end', host: host.name, step: p.label, result: r });
       if (r.status === 'failed' && !o.check) stopped = p.label;
     }
-    result.left = stopped ? (result.steps.find((s) => s.status === 'failed')?.left ?? []) : findings(state).filter((f) => f.kind !== 'node-object');
-    result.clean = !stopped && result.left.length === 0 && !planned.some((p) => p.skip);
+    if (stopped) {
+      result.left = result.steps.find((s) => s.status === 'failed')?.left ?? [];
+      return result;
+    }
+    // Clean is judged on a full probe: the playbook's last step took one, or one is taken now.
+    if (!o.check && !fresh) state = (await roundTrip(t, { actions: [], views: ALL_VIEWS, prev: state, sudo, timeoutSec: 60 })).state;
+    result.left = findings(state).filter((f) => f.kind !== 'node-object');
+    result.clean = result.left.length === 0;
     if (!o.check && result.clean && !o.keepBackupOnNode && result.backup) {
       await t.exec(`rm -rf --one-file-system -- ${q(backupDir)}`, { sudo, timeoutSec: 60 });
     }
     return result;
   } catch (e) {
-    if (e instanceof TransportError) {
-      result.error = e.message;
-      result.lost = result.reachable;
-      j({ event: 'error', error: e.message, step: current });
-      return result;
-    }
-    throw e;
+    if (!(e instanceof TransportError)) throw e;
+    result.error = e.message;
+    result.lost = result.reachable;
+    journal({ event: 'error', error: e.message, step: current });
+    return result;
   } finally {
     if (locked && t && !result.lost) await t.exec(releaseScript(o.runId), { sudo, timeoutSec: 30 }).catch(() => {});
     await t?.close().catch(() => {});
-    j({ event: 'host-end', reachable: result.reachable, clean: result.clean, refused: result.refused, error: result.error });
+    journal({ event: 'host-end', reachable: result.reachable, clean: result.clean, refused: result.refused, error: result.error });
     o.emit({ type: 'host-end', host: host.name, result });
   }
 }
