@@ -25,7 +25,7 @@ It holds private keys and credentials (kubeconfigs, the cluster's PKI): keep it 
 files.tar.gz          /etc/kubernetes (kubeconfigs, PKI, static-pod manifests), the kubelet's
                       config.yaml, kubeadm-flags.env and pki/, /etc/cni/net.d
 *.rules               iptables-save of each backend and family before the reset
-nftables.conf         nft list ruleset before the reset
+nftables.conf         kube-proxy's nftables tables before the reset (nft -f nftables.conf)
 SHA256SUMS            checked after the copy
 
 To restore (on the node, as root):
@@ -57,7 +57,8 @@ if has iptables-nft-save; then dump iptables-nft-save iptables-nft-v4.rules; els
 if has ip6tables-nft-save; then dump ip6tables-nft-save iptables-nft-v6.rules; else dump ip6tables-save iptables-nft-v6.rules; fi
 v=; read -r v < /proc/net/ip_tables_names 2>/dev/null || true; [ -z "$v" ] || dump iptables-legacy-save iptables-legacy-v4.rules
 v=; read -r v < /proc/net/ip6_tables_names 2>/dev/null || true; [ -z "$v" ] || dump ip6tables-legacy-save iptables-legacy-v6.rules
-if has nft; then nft list ruleset > ${B}/nftables.conf; fi
+# kube-proxy's nftables tables only: the rest of the ruleset is not touched (and listing it all is slow).
+if has nft; then for f in ip ip6; do nft list table "$f" kube-proxy >> ${B}/nftables.conf 2>/dev/null || true; done; fi
 cd ${B}; rm -f SHA256SUMS; set -- *; sha256sum -- "$@" > SHA256SUMS`,
       },
     ];
