@@ -9,13 +9,13 @@ import { leftovers, userObjects } from './helpers/residue.js';
 // deploy user with NOPASSWD, an ops user who must type a password.
 const PASSWORD = 'S3cr3t-pa55-decom';
 
-describe('reset through real sudo (ansible_become), with and without a password', () => {
+describe('reset through real sudo (ansible_become), with and without a password, Docker included', () => {
   const dir = mkdtempSync(join(tmpdir(), 'decom-become-'));
   const before = new Map<string, string>();
   let out = '';
   let code = -1;
   beforeAll(() => {
-    up(['--nodes', '2', '--scenario', 'kubespray-leftovers']);
+    up(['--nodes', '2', '--scenario', 'kubespray-leftovers,docker-runtime']); // node2: Docker's API through sudo socat
     const [n1, n2] = nodes();
     for (const [node, user, rule] of [
       ['node1', 'deploy', 'deploy ALL=(ALL) NOPASSWD: ALL'],

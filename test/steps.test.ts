@@ -5,6 +5,7 @@ import type { StepContext } from '../src/engine/step.js';
 import { STEPS } from '../src/steps/index.js';
 import { etcdInterlock } from '../src/steps/services.js';
 import { parseIptablesSave } from '../src/probes/parse.js';
+import { findings } from '../src/verify/rules.js';
 
 const state = (over: Partial<NodeState> = {}): NodeState => ({
   hostname: 'node1', machineId: 'm', pid1: 'systemd', uid: 0, tools: new Set(), paths: [], processes: new Map(),
@@ -76,6 +77,23 @@ describe('steps plan from the state alone', () => {
     expect(a!.script).toContain('iptables-legacy-restore --wait=10 --noflush');
     expect(a!.script).toMatch(/-D INPUT -j KUBE-FIREWALL\n/);
     expect(a!.script).not.toMatch(/APP-FIREWALL/);
+  });
+
+  it('never takes a user chain or rule that only mentions Kubernetes in its name or comment', () => {
+    const iptables = parseIptablesSave(
+      '*filter\n:INPUT ACCEPT [0:0]\n:ALLOW-KUBE-API - [0:0]\n:KUBE-FIREWALL - [0:0]\n-A INPUT -m comment --comment "office to KUBE-API" -j ALLOW-KUBE-API\n-A INPUT -j KUBE-FIREWALL\n-A ALLOW-KUBE-API -p tcp --dport 6443 -j ACCEPT\nCOMMIT\n',
+      'nft',
+      4,
+    );
+    expect(findings(state({ iptables })).map((f) => f.subject)).toEqual(['KUBE-FIREWALL', 'INPUT']);
+    const [a] = plan('firewall', state({ iptables }));
+    expect(a!.script).not.toContain('ALLOW-KUBE-API');
+    expect(a!.script).toContain('-D INPUT -j KUBE-FIREWALL');
+  });
+
+  it('never takes a process named like a property of a plain object', () => {
+    const processes = new Map([[7, { pid: 7, ppid: 1, name: 'constructor', args: 'constructor', start: 1 }]]);
+    expect(plan('kubelet', state({ processes }))).toEqual([]);
   });
 
   it('stops the kubelet through systemd on systemd nodes, by signal otherwise', () => {

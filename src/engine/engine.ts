@@ -12,7 +12,7 @@ import { acquireScript, releaseScript } from './lock.js';
 import type { Journal } from './journal.js';
 import { roundTrip } from './round-trip.js';
 import type { ActionResult, Step, StepContext, StepResult } from './step.js';
-import { q } from '../steps/sh.js';
+import { shQuote as q } from '../util/run.js';
 
 /** One step as a host runs it: the step, its parameters, and why it is skipped here (a `when:` that is false). */
 export interface PlannedStep {
@@ -130,6 +130,8 @@ function predictStep(state: NodeState, p: PlannedStep, ctx: StepContext): { r: S
 async function applyStep(t: Transport, state: NodeState, p: PlannedStep, ctx: StepContext, sudo: boolean, journal: (e: Record<string, unknown>) => void): Promise<{ r: StepResult; state: NodeState }> {
   const started = Date.now();
   const plan = p.step.plan(state, ctx);
+  // Before anything runs: a run killed mid-step leaves in its journal what it was doing.
+  journal({ event: 'step-start', step: p.label, planned: plan.map((a) => a.what) });
   const actions: ActionResult[] = [];
   let note: string | undefined;
   let afterError: string | undefined;
@@ -146,7 +148,11 @@ async function applyStep(t: Transport, state: NodeState, p: PlannedStep, ctx: St
         );
         actions.push({ ...a, ...r, ms: Date.now() - t0 });
       }
-      const trip = await roundTrip(t, { actions: plan.filter((x) => !x.client), views: viewsOf(p.step), prev: state, sudo, timeoutSec: p.step.timeoutSec?.(ctx) ?? 120 });
+      const trip = await roundTrip(t, { actions: plan.filter((x) => !x.client), views: viewsOf(p.step), prev: state, sudo, timeoutSec: p.step.timeoutSec?.(ctx) ?? 120 }).catch((e: unknown) => {
+        // Lost mid-step: what the node said before it went still goes to the journal.
+        actions.push(...((e as { results?: ActionResult[] }).results ?? []));
+        throw e;
+      });
       state = trip.state;
       actions.push(...trip.results);
     } finally {
@@ -196,8 +202,8 @@ async function runHost(host: Host, o: RunOptions): Promise<HostResult> {
   let current: string | undefined;
   try {
     t = await o.connect(host);
-    result.reachable = true;
     const opened = await openHost(t, host, o, planned, ctxOf);
+    result.reachable = true; // connected, logged in, root (sudo), and probed
     locked = opened.locked;
     if (opened.finishes) {
       result.finishes = opened.finishes;
@@ -216,6 +222,7 @@ async function runHost(host: Host, o: RunOptions): Promise<HostResult> {
     for (const p of planned) {
       if (stopped || p.skip) {
         const r: StepResult = { name: p.label, status: 'skipped', actions: [], left: [], reason: p.skip ?? `not run: ${stopped} failed`, ms: 0 };
+        journal({ event: 'step', step: p.label, status: r.status, reason: r.reason });
         result.steps.push(r);
         o.emit({ type: 'step-end', host: host.name, step: p.label, result: r });
         continue;
@@ -226,7 +233,7 @@ async function runHost(host: Host, o: RunOptions): Promise<HostResult> {
       state = done.state;
       fresh = p.step.reprobe === true;
       const r = done.r;
-      if (p.step.name === 'backup' && r.status === 'changed' && !o.check) result.backup = ctxOf(p).operatorBackupDir;
+      if (p.step.afterApply && r.status === 'changed' && !o.check) result.backup = ctxOf(p).operatorBackupDir;
       journal({ event: 'step', step: p.label, status: r.status, actions: r.actions.length, left: r.left.map((f) => `${f.kind} ${f.subject}`), reason: r.reason, ms: r.ms });
       result.steps.push(r);
       o.emit({ type: 'step-end', host: host.name, step: p.label, result: r });
@@ -245,10 +252,11 @@ async function runHost(host: Host, o: RunOptions): Promise<HostResult> {
     }
     return result;
   } catch (e) {
-    if (!(e instanceof TransportError)) throw e;
-    result.error = e.message;
-    result.lost = result.reachable;
-    journal({ event: 'error', error: e.message, step: current });
+    // One host's trouble is that host's: the others carry on, and the run says what happened here.
+    const bug = !(e instanceof TransportError);
+    result.error = bug ? `${host.name}: decom failed${current ? ` in step ${current}` : ''} (a bug; the journal has the stack): ${(e as Error).message}` : e.message;
+    result.lost = !bug && e.step === 'dropped' && result.reachable;
+    journal({ event: 'error', error: result.error, step: current, ...(bug ? { stack: (e as Error).stack } : {}) });
     return result;
   } finally {
     if (locked && t && !result.lost) await t.exec(releaseScript(o.runId), { sudo, timeoutSec: 30 }).catch(() => {});
@@ -258,7 +266,7 @@ async function runHost(host: Host, o: RunOptions): Promise<HostResult> {
   }
 }
 
-/** Runs `tasks` with at most `limit` at a time, keeping their order in the results. */
+/** Runs `run` on the items, at most `limit` at a time, keeping their order in the results. */
 async function pool<T>(items: T[], limit: number, run: (x: T) => Promise<HostResult>): Promise<HostResult[]> {
   const out: HostResult[] = new Array(items.length);
   let next = 0;
@@ -292,9 +300,12 @@ export async function runFleet(hosts: Host[], o: RunOptions): Promise<HostResult
   return results;
 }
 
-/** 0 every host clean, 3 a host unreachable or lost, 4 refused by an interlock, 1 otherwise. */
+/**
+ * 0 every host clean; 3 a host unreachable (or refused our login or sudo) or lost
+ * mid-run; 4 refused by an interlock; 1 otherwise (a step failed, residue left).
+ */
 export function runExitCode(results: HostResult[]): number {
-  if (results.some((r) => r.error && !r.refused)) return 3;
+  if (results.some((r) => r.lost || (!r.reachable && r.error && !r.notRun))) return 3;
   if (results.some((r) => r.refused)) return 4;
   return results.every((r) => r.clean) ? 0 : 1;
 }

@@ -5,16 +5,20 @@
  * so a lock left by a run that died (decom killed, SSH cut) is taken over, with a
  * warning, and never waited on.
  */
-import { q } from '../steps/sh.js';
+import { PSTAT, q } from './sh.js';
 
 export const LOCK_FILE = '/run/decom.lock';
 
-/** Sets ME to this session's "pid:start"; alive_ref PID:START says whether that very process still runs. */
-const SESSION = `
-pstat() { l=; read -r l < "/proc/$1/stat" 2>/dev/null || return 1; C=\${l#*\\(}; C=\${C%\\)*}; set -- \${l##*) }; PSTATE=$1 PPARENT=$2 PSTART=\${20}; }
+/**
+ * Sets ME to this session's "pid:start": the first ancestor that is not a shell,
+ * timeout or sudo (sshd's session process over SSH; decom itself when local), so the
+ * lock lives exactly as long as the connection. alive_ref PID:START says whether that
+ * very process still runs.
+ */
+const SESSION = `${PSTAT}
 me=$$; ME=
 while pstat "$me"; do
-  case $C in sh|dash|bash|timeout|sudo) me=$PPARENT ;; *) ME="$me:$PSTART"; break ;; esac
+  case $C in sh|dash|bash|zsh|ksh|mksh|fish|tcsh|csh|timeout|sudo) me=$PPARENT ;; *) ME="$me:$PSTART"; break ;; esac
 done
 alive_ref() { [ -n "$1" ] && pstat "\${1%:*}" && [ "$PSTATE" != Z ] && [ "\${1%:*}:$PSTART" = "$1" ]; }
 `;
@@ -26,15 +30,18 @@ alive_ref() { [ -n "$1" ] && pstat "\${1%:*}" && [ "$PSTATE" != Z ] && [ "\${1%:
 export function acquireScript(runId: string, check: boolean): string {
   const L = q(LOCK_FILE);
   const mine = `printf '%s %s\\n' ${q(runId)} "$ME"`;
+  // One decision at a time: two runs finding the same dead lock must not both take it.
+  // (--check only reads, and leaves no file behind.)
+  const guard = check ? '' : `exec 9>>${L}.guard\ncommand -v flock >/dev/null && flock -w 10 9\n`;
   return `${SESSION}
 s lock
-old=; holder=; [ -r ${L} ] && read -r old holder < ${L}
+${guard}old=; holder=; [ -r ${L} ] && read -r old holder < ${L}
 if [ -n "$old" ] && alive_ref "$holder"; then echo "held $old"
 elif ${check ? 'true' : 'false'}; then echo "free $old"
 elif [ -n "$old" ]; then ${mine} > ${L}.new && mv -f ${L}.new ${L} && echo "taken $old"
-elif (set -C; ${mine} > ${L}) 2>/dev/null; then echo acquired
-else old=; read -r old holder < ${L}; echo "held $old"
+else ${mine} > ${L} && echo acquired
 fi
+${check ? '' : 'exec 9>&-'}
 `;
 }
 

@@ -30,7 +30,8 @@ export function killProcesses(s: NodeState, pids: Iterable<number>): NodeState {
   };
 }
 
-const TASKS = '/run/containerd/io.containerd.runtime.v2.task/k8s.io/';
+/** containerd's task bundles of the k8s.io namespace: a task's directory goes when the runtime deletes it. */
+export const K8S_TASKS = '/run/containerd/io.containerd.runtime.v2.task/k8s.io/';
 
 /** Containers removed through their runtime: their processes, shims and task mounts go with them. */
 export function removeContainers(s: NodeState, gone: (c: Container) => boolean): NodeState {
@@ -44,7 +45,7 @@ export function removeContainers(s: NodeState, gone: (c: Container) => boolean):
   return {
     ...next,
     containers: s.containers.filter((c) => !ids.has(c.id)),
-    mounts: next.mounts.filter((m) => !(m.target.startsWith(TASKS) && ids.has(m.target.slice(TASKS.length).split('/')[0] ?? ''))),
+    mounts: next.mounts.filter((m) => !(m.target.startsWith(K8S_TASKS) && ids.has(m.target.slice(K8S_TASKS.length).split('/')[0] ?? ''))),
   };
 }
 

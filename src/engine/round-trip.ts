@@ -42,15 +42,13 @@ export async function roundTrip(
   o: { actions: readonly Action[]; views: ReadonlySet<View>; prev?: NodeState; sudo: boolean; timeoutSec: number; preamble?: string },
 ): Promise<RoundTrip> {
   const nonce = newNonce();
-  const started = Date.now();
   const r = await t.exec(FROM_STDIN, { stdin: roundTripScript(nonce, o.actions, o.views, o.preamble), sudo: o.sudo, timeoutSec: o.timeoutSec });
   const sections = splitSections(r.stdout, nonce);
-  const ms = Date.now() - started;
   const results: ActionResult[] = o.actions.map((a, i) => {
     const rc = sections.get(`rc-${i}`)?.trim();
     const output = excerpt((sections.get(`act-${i}`) ?? '').replace(/\n$/, ''));
     if (rc === 'skip') return { ...a, skipped: true };
-    return { ...a, ...(rc === undefined ? {} : { code: Number(rc) }), output, ms };
+    return { ...a, ...(rc === undefined ? {} : { code: Number(rc) }), output };
   });
   if (!sections.has('end')) {
     // The actions may have run, partly: say which finished, then fail the host.

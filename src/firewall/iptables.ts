@@ -6,12 +6,10 @@
  * it was: no table and no other chain is ever flushed. Pure; the engine runs it.
  */
 import type { IptablesTable } from '../probes/state.js';
-import { K8S_RULE } from '../verify/rules.js';
+import { isKubernetesChain, mentionsKubernetes } from '../verify/rules.js';
 
-/** A chain Kubernetes or a CNI made (KUBE-*, CNI-*, cali-*, CILIUM_*, flannel): all of it goes. */
-export const isKubernetesChain = (chain: string): boolean => K8S_RULE.test(chain);
-/** A rule ("-A …" as saved) that jumps to such a chain or carries its components' comments. */
-export const mentionsKubernetes = (spec: string): boolean => K8S_RULE.test(spec);
+// What is Kubernetes' is the residue rules' to say: the firewall removes exactly what verify reports.
+export { isKubernetesChain, mentionsKubernetes };
 
 /**
  * The restore input for one table (one `*table … COMMIT` block), or undefined when

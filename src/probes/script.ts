@@ -83,7 +83,9 @@ s cmdline
 grep -a -H '' /proc/[0-9]*/cmdline
 s cgroups
 # One line per process is enough (-m 1 counts per file): v1 repeats the path per controller.
-grep -a -H -m 1 -E 'kubepods|/k8s\\.io/|cri-containerd' /proc/[0-9]*/cgroup`)}
+# Anchored at the root of the node's hierarchy: a kind or k3d cluster in a container
+# (/docker/ID/kubepods/…) is someone else's.
+grep -a -H -m 1 -E ':/(kubepods|k8s\\.io/)' /proc/[0-9]*/cgroup`)}
 ${v('sockets', `
 s listen
 ss -Hltnp`)}

@@ -12,7 +12,7 @@ import { z } from 'zod';
 import type { Step } from '../engine/step.js';
 import { findings, type Kind } from '../verify/rules.js';
 import { runOk } from '../util/run.js';
-import { q } from './sh.js';
+import { q } from '../engine/sh.js';
 
 /** Residue whose loss could not be undone without a copy. */
 const WORTH_KEEPING: ReadonlySet<Kind> = new Set(['static-pod-manifest', 'kubernetes-config', 'kubelet-state', 'cni-config', 'iptables', 'nftables']);

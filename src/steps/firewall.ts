@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import type { Action, Step } from '../engine/step.js';
 import { isKubernetesChain, mentionsKubernetes, pruneCommands, pruneRestore } from '../firewall/iptables.js';
-import { q } from './sh.js';
+import { q } from '../engine/sh.js';
 
 export const firewall: Step = {
   name: 'firewall',

@@ -8,7 +8,7 @@ import type { NodeState } from '../probes/index.js';
 import { removeMounts } from '../engine/model.js';
 import type { Step } from '../engine/step.js';
 import { findings, type Finding } from '../verify/rules.js';
-import { q } from './sh.js';
+import { q } from '../engine/sh.js';
 
 const NETNS_MOUNT = /^\/(var\/)?run\/netns\/cni-/;
 const depth = (p: string) => p.split('/').length;

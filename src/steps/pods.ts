@@ -5,13 +5,13 @@
  */
 import { z } from 'zod';
 import type { Container, NodeState } from '../probes/index.js';
-import { killProcesses, removeContainers, removePaths } from '../engine/model.js';
+import { K8S_TASKS, killProcesses, removeContainers, removePaths } from '../engine/model.js';
 import type { Duplex } from 'node:stream';
 import type { Action, NodeIo, Step } from '../engine/step.js';
 import { findings } from '../verify/rules.js';
-import { q, stopProcsScript } from './sh.js';
+import { etcdInterlock } from './services.js';
+import { q, stopProcsScript, systemdNode } from '../engine/sh.js';
 
-const TASKS = '/run/containerd/io.containerd.runtime.v2.task/k8s.io';
 
 /** The pods the kubelet makes of the manifests: NAME-NODENAME in the manifest's namespace. */
 function staticPodContainers(s: NodeState): Container[] {
@@ -44,7 +44,7 @@ export const staticPods: Step = {
         what: `wait up to ${t}s for the kubelet to stop ${names}`,
         nodeDecides: 'the kubelet stops these pods once their manifests are gone; what it leaves, the containers step removes',
         // A task's bundle directory goes when the runtime deletes the task.
-        script: `n=${t * 10}; for id in ${pods.map((c) => q(c.id)).join(' ')}; do while [ -e ${TASKS}/"$id" ] && [ "$n" -gt 0 ]; do n=$((n - 1)); sleep 0.1; done; done; [ "$n" -gt 0 ] || echo "the kubelet had not stopped every pod after ${t}s"`,
+        script: `n=${t * 10}; for id in ${pods.map((c) => q(c.id)).join(' ')}; do while [ -e ${K8S_TASKS}"$id" ] && [ "$n" -gt 0 ]; do n=$((n - 1)); sleep 0.1; done; done; [ "$n" -gt 0 ] || echo "the kubelet had not stopped every pod after ${t}s"`,
       });
     }
     return actions;
@@ -54,14 +54,11 @@ export const staticPods: Step = {
     const next = removePaths(s, s.paths.filter((p) => p.kind === 'static-pod-manifest').map((p) => p.path));
     return { ...(s.kubeletHealthy ? removeContainers(next, (c) => gone.has(c.id)) : next), staticPods: [] };
   },
+  // The kubelet stops a kubeadm etcd with its manifest: the etcd interlock guards this step too.
+  refuse: (s) => etcdInterlock(s),
   timeoutSec: (ctx) => Number(ctx.params.timeoutSec) + 30,
 };
 
-/**
- * containerd's k8s.io containers through crictl when the node has it, else ctr; a
- * stopped containerd is started for the removal and stopped again (it keeps its
- * records, and a later start would show them). Docker's k8s_* containers by id.
- */
 /** The Docker socket, reached through the host's SSH connection: no docker CLI needed on the node. */
 const DOCKER_SOCKET = '/var/run/docker.sock';
 
@@ -86,6 +83,11 @@ async function removeDockerContainers(node: NodeIo, ids: string[]): Promise<stri
   return `removed ${gone.join(' ') || 'nothing (already gone)'}`;
 }
 
+/**
+ * containerd's k8s.io containers through crictl when the node has it, else ctr; a
+ * stopped containerd is started for the removal and stopped again (it keeps its
+ * records, and a later start would show them). Docker's k8s_* containers by id.
+ */
 export const containers: Step = {
   name: 'containers',
   description: "remove Kubernetes' pod sandboxes and containers through their runtime (never another namespace's or a non-k8s_ Docker container)",
@@ -96,24 +98,27 @@ export const containers: Step = {
     const actions: Action[] = [];
     const cd = s.containers.filter((c) => c.runtime === 'containerd');
     const containerdUp = [...s.processes.values()].some((p) => p.name === 'containerd');
+    // IDs come from the node: after `--`, none can pass for an option.
+    const ids = (cs: Container[]) => `-- ${cs.map((c) => q(c.id)).join(' ')}`;
     if (cd.length && s.tools.has('crictl') && containerdUp) {
-      for (const c of cd.filter((x) => x.kind === 'sandbox')) {
-        actions.push({ what: `stop and remove pod sandbox ${c.id.slice(0, 13)} (${c.pod ?? 'pod unknown'})`, script: `crictl stopp ${q(c.id)}; crictl rmp -f ${q(c.id)}` });
-      }
+      const pods = cd.filter((x) => x.kind === 'sandbox');
       const rest = cd.filter((x) => x.kind !== 'sandbox');
-      if (rest.length) actions.push({ what: `remove ${rest.length} container${rest.length === 1 ? '' : 's'} left`, script: `crictl rm -f ${rest.map((c) => q(c.id)).join(' ')}` });
+      if (pods.length) {
+        // stopp runs the CNI's DEL (the pod's IP, veth and netns go); rmp removes the sandbox and its containers.
+        actions.push({ what: `stop and remove ${pods.length} pod sandbox${pods.length === 1 ? '' : 'es'} with crictl: ${pods.map((c) => `${c.id.slice(0, 13)} (${c.pod ?? 'pod unknown'})`).join(', ')}`, script: `crictl stopp ${ids(pods)}; crictl rmp -f ${ids(pods)}` });
+      }
+      if (rest.length) actions.push({ what: `remove ${rest.length} container${rest.length === 1 ? '' : 's'} left with crictl`, script: `crictl rm -f ${ids(rest)}` });
     } else if (cd.length) {
-      const start = s.pid1 === 'systemd' ? 'systemctl start containerd' : 'setsid containerd </dev/null >>/var/log/containerd.log 2>&1 &';
-      const stop = s.pid1 === 'systemd' ? 'systemctl stop containerd' : 'kill "$(pidof containerd)"';
-      // Two ctr calls for all of them (each ctr costs a Go start-up): `task rm -f` kills and deletes.
-      const ids = cd.map((c) => q(c.id)).join(' ');
-      const remove = `ctr -n k8s.io task rm -f ${ids} >/dev/null 2>&1; ctr -n k8s.io container rm ${ids} || rc=1`;
+      // Started by us, stopped by us: on init-less nodes by the PID we started.
+      const start = systemdNode(s.pid1) ? 'systemctl start containerd' : 'setsid containerd </dev/null >>/var/log/containerd.log 2>&1 & STARTED=$!';
+      const stop = systemdNode(s.pid1) ? 'systemctl stop containerd' : 'kill "$STARTED"';
       actions.push({
         what: `remove ${cd.length} containerd k8s.io container${cd.length === 1 ? '' : 's'} with ctr${containerdUp ? '' : ' (containerd is stopped: started for this, then stopped again)'}: ${cd.map((c) => `${c.id.slice(0, 13)} (${c.pod ?? c.kind})`).join(', ')}`,
         script: [
           'rc=0',
           containerdUp ? '' : `${start}\nn=100; until ctr version >/dev/null 2>&1; do n=$((n - 1)); [ $n -gt 0 ] || { echo "containerd did not start"; exit 1; }; sleep 0.1; done`,
-          remove,
+          // Two ctr calls for all of them (each ctr costs a Go start-up): `task rm -f` kills and deletes.
+          `ctr -n k8s.io task rm -f ${ids(cd)} >/dev/null 2>&1; ctr -n k8s.io container rm ${ids(cd)} || rc=1`,
           containerdUp ? '' : stop,
           'exit $rc',
         ].filter(Boolean).join('\n'),

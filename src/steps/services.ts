@@ -8,16 +8,12 @@ import { z } from 'zod';
 import type { NodeState } from '../probes/index.js';
 import { killProcesses, removePaths } from '../engine/model.js';
 import type { Action, Step } from '../engine/step.js';
-import { q, stopProcsScript, systemdNode } from './sh.js';
+import { kubeletUnitState } from '../verify/rules.js';
+import { q, stopProcsScript, systemdNode } from '../engine/sh.js';
 
 const K8S_DAEMONS: Record<string, string> = { kubelet: 'kubelet.service', 'cri-dockerd': 'cri-docker.service', crio: 'crio.service' };
 
-const kubeletUnitOn = (s: NodeState): boolean => {
-  const u = s.units.get('kubelet.service');
-  return s.runningUnits.has('kubelet.service') || (u !== undefined && (u.active === 'active' || u.active === 'activating' || u.fileState === 'enabled'));
-};
-
-const daemons = (s: NodeState) => [...s.processes.values()].filter((p) => p.name in K8S_DAEMONS);
+const daemons = (s: NodeState) => [...s.processes.values()].filter((p) => Object.hasOwn(K8S_DAEMONS, p.name));
 
 export const kubelet: Step = {
   name: 'kubelet',
@@ -30,7 +26,7 @@ export const kubelet: Step = {
     const procs = daemons(s);
     if (systemdNode(s.pid1)) {
       const units = [...new Set(procs.map((p) => K8S_DAEMONS[p.name] as string))];
-      if (kubeletUnitOn(s) && !units.includes('kubelet.service')) units.unshift('kubelet.service');
+      if (kubeletUnitState(s) && !units.includes('kubelet.service')) units.unshift('kubelet.service');
       if (units.length) {
         actions.push({
           what: `systemctl disable --now ${units.join(' ')}`,
@@ -63,7 +59,13 @@ const etcdProcs = (s: NodeState) => [...s.processes.values()].filter((p) => p.na
 /** Why resetting this node would take a vote from a healthy etcd cluster, if it would. */
 export function etcdInterlock(s: NodeState): string | undefined {
   const e = s.etcd;
-  if (!e) return undefined;
+  if (!e) {
+    // It runs (as a service or a static pod) but the node has no etcdctl to ask it: assume the worst.
+    const running = [...s.processes.values()].find((p) => p.name === 'etcd');
+    return running
+      ? `etcd runs here (pid ${running.pid}) and the node has no etcdctl to tell whether it is a voting member of a healthy cluster; install etcdctl, or remove the member first (decom run without --playbook)`
+      : undefined;
+  }
   if (e.error || !e.memberId) {
     return `etcd runs here but etcdctl could not tell whether it is a member of a healthy cluster (${e.error ?? 'no member id'} at ${e.endpoint}); remove the member first (decom run without --playbook), or stop etcd yourself if the cluster is gone`;
   }

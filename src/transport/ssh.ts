@@ -5,6 +5,7 @@ import type { Client, ClientChannel } from 'ssh2';
 import {
   CLIENT_GRACE_SEC,
   OUTPUT_AFTER_EXIT_MS,
+  SUDO_OK_MARKER,
   checkTimeout,
   commandArgv,
   finishResult,
@@ -154,10 +155,23 @@ class SshTransport implements Transport {
         e ? reject(new TransportError(this.host, 'exec', `cannot open ${what}: ${e.message}`)) : resolve(ch);
       if (!become) return this.client.openssh_forwardOutStreamLocal(path, done);
       const argv = become.withPassword ? ['sudo', '-S', '-k', '-p', '', '-u', become.user] : ['sudo', '-n', '-u', become.user];
-      this.client.exec(shellCommand([...argv, '--', 'socat', '-', `UNIX-CONNECT:${path}`]), (e, ch) => {
+      // The stream is handed over only once sudo has let us in (its marker on stderr):
+      // before that, nothing but the password line may be written to it.
+      const bridge = [...argv, '--', '/bin/sh', '-c', `echo '${SUDO_OK_MARKER}' >&2; exec "$@"`, 'sh', 'socat', '-', `UNIX-CONNECT:${path}`];
+      this.client.exec(shellCommand(bridge), (e, ch) => {
         if (e) return done(e, ch);
+        let said = '';
+        const onErr = (b: Buffer) => {
+          said += b.toString();
+          if (!said.includes(SUDO_OK_MARKER)) return;
+          ch.stderr.off('data', onErr);
+          ch.off('close', onClose);
+          done(undefined, ch);
+        };
+        const onClose = () => reject(new TransportError(this.host, 'sudo', `cannot open ${what} through sudo: ${said.trim().split('\n').pop() || 'the session ended'}`));
+        ch.stderr.on('data', onErr);
+        ch.once('close', onClose);
         if (become.withPassword) ch.write(`${this.target.becomePassword}\n`);
-        done(undefined, ch);
       });
     });
   }
@@ -175,6 +189,8 @@ class SshTransport implements Transport {
   private async become(wanted: boolean): Promise<Become | undefined> {
     const { user, becomeUser, becomePassword } = this.target;
     if (!wanted || user === becomeUser) return undefined;
+    // sudo -S reads one line: a newline in the password would leave the rest in the script's input.
+    if (becomePassword?.includes('\n')) throw new TransportError(this.host, 'sudo', 'ansible_become_password holds a line break, which sudo -S cannot take');
     if (becomePassword === undefined) return { user: becomeUser, withPassword: false };
     // With NOPASSWD, sudo -S would not read the password line and the script would
     // get it on its stdin: ask sudo once per connection whether it wants one.

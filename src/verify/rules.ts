@@ -61,7 +61,19 @@ const CNI_LINK = /^(cni0|flannel\.1|flannel-v6\.1|flannel\.4096|flannel-wg.*|vxl
  * Chains, targets and comments Kubernetes' components write. The one definition:
  * the firewall reset (src/firewall) deletes exactly what this reports.
  */
-export const K8S_RULE = /(KUBE-|CNI-|cali-|cali:|CILIUM_|flannel|FLANNEL)/;
+const K8S_CHAIN = /^(KUBE-|CNI-|cali-|CILIUM_|FLANNEL-|flannel)/;
+/** Comments those components put on the rules they add to other chains (kube-proxy, Calico, flannel, Cilium). */
+const K8S_COMMENT = /--comment "?(kubernetes |cali:|flanneld |cilium)/;
+
+/** A chain Kubernetes or a CNI made, by its name's prefix (a user's ALLOW-KUBE-API is not). */
+export const isKubernetesChain = (chain: string): boolean => K8S_CHAIN.test(chain);
+
+/** A rule, as iptables-save prints it, that jumps or goes to such a chain, or carries such a comment. */
+export function mentionsKubernetes(spec: string): boolean {
+  const targets = [...spec.matchAll(/ -[jg] (\S+)/g)];
+  const target = targets[targets.length - 1]?.[1];
+  return (target !== undefined && K8S_CHAIN.test(target)) || K8S_COMMENT.test(spec);
+}
 
 /** Daemons that exist only for Kubernetes; containerd and dockerd also serve other users. */
 const K8S_ONLY_DAEMONS = new Set(['cri-dockerd', 'crio']);
@@ -79,6 +91,20 @@ function shimOf(p: Proc, procs: Map<number, Proc>): Proc | undefined {
 const shimNamespace = (args: string) => /\s-namespace\s+(\S+)/.exec(args)?.[1];
 const shimId = (args: string) => /\s-id\s+(\S+)/.exec(args)?.[1];
 
+/**
+ * Whether systemd runs or will start the kubelet, in words; undefined when neither.
+ * Running: its cgroup says so without asking systemd. Otherwise systemd's word
+ * (enabled, or auto-restarting), which the probe asks for only then.
+ */
+export function kubeletUnitState(s: NodeState): string | undefined {
+  const kubelet = s.units.get('kubelet.service');
+  if (s.pid1 === 'systemd' && s.runningUnits.has('kubelet.service')) return 'running (its cgroup exists)';
+  if (kubelet && (kubelet.active === 'active' || kubelet.active === 'activating' || kubelet.fileState === 'enabled')) {
+    return `${kubelet.active}, ${kubelet.fileState || 'no unit file state'}`;
+  }
+  return undefined;
+}
+
 export function findings(s: NodeState): Finding[] {
   const out: Finding[] = [];
   const add = (kind: Kind, subject: string, detail: string) => out.push({ kind, subject, detail });
@@ -95,15 +121,7 @@ export function findings(s: NodeState): Finding[] {
     // etcd run by systemd or by hand; one in a pod is judged with its container.
     if (p.name === 'etcd' && !s.k8sCgroups.has(p.pid)) add('etcd-process', String(p.pid), p.args);
   }
-  // Running: its cgroup says so without asking systemd. Otherwise systemd's word
-  // (enabled, or auto-restarting), which the probe asks for only then.
-  const kubelet = s.units.get('kubelet.service');
-  const state =
-    s.pid1 === 'systemd' && s.runningUnits.has('kubelet.service')
-      ? 'running (its cgroup exists)'
-    : kubelet && (kubelet.active === 'active' || kubelet.active === 'activating' || kubelet.fileState === 'enabled')
-      ? `${kubelet.active}, ${kubelet.fileState || 'no unit file state'}`
-      : undefined;
+  const state = kubeletUnitState(s);
   if (state) add('kubelet-service', 'kubelet.service', `${state}; a running or enabled kubelet re-registers the Node`);
 
   const dockerK8s = new Set(s.containers.filter((c) => c.runtime === 'docker').map((c) => c.id));
@@ -151,12 +169,12 @@ export function findings(s: NodeState): Finding[] {
     const perChain = new Map<string, number>();
     for (const r of t.rules) perChain.set(r.chain, (perChain.get(r.chain) ?? 0) + 1);
     for (const chain of t.chains) {
-      if (!K8S_RULE.test(chain)) continue;
+      if (!isKubernetesChain(chain)) continue;
       const n = perChain.get(chain) ?? 0;
       add('iptables', chain, `${where}: chain with ${n} rule${n === 1 ? '' : 's'}`);
     }
     for (const r of t.rules) {
-      if (!K8S_RULE.test(r.chain) && K8S_RULE.test(r.spec)) add('iptables', r.chain, `${where}: ${r.spec}`);
+      if (!isKubernetesChain(r.chain) && mentionsKubernetes(r.spec)) add('iptables', r.chain, `${where}: ${r.spec}`);
     }
   }
   for (const t of s.nftTables) if (t.name === 'kube-proxy') add('nftables', `${t.family} ${t.name}`, "kube-proxy's nftables mode");

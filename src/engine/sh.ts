@@ -5,12 +5,21 @@ import type { Proc } from '../probes/state.js';
 export const q = shQuote;
 
 /**
+ * `pstat PID` reads /proc/PID/stat: C (its name), PSTATE, PPARENT, PSTART (start time
+ * in clock ticks); false when the process is gone. A process named with a ")" cannot
+ * fool it: the name is cut at the last one.
+ */
+export const PSTAT = `
+pstat() { l=; read -r l < "/proc/$1/stat" 2>/dev/null || return 1; C=\${l#*\\(}; C=\${C%\\)*}; set -- \${l##*) }; PSTATE=$1 PPARENT=$2 PSTART=\${20}; }
+`;
+
+/**
  * Stops processes named as PID:START (the start time the probe saw, so a PID reused
  * since is never hit): TERM, then KILL those still there after GRACE seconds. A
  * zombie counts as gone. Prints what it killed hard.
  */
-export const STOP_PROCS = `
-started() { l=; read -r l < "/proc/$1/stat" 2>/dev/null || return 1; l=\${l##*) }; set -- $l; [ "$1" = Z ] && return 1; printf '%s' "\${20}"; }
+export const STOP_PROCS = `${PSTAT}
+started() { pstat "$1" && [ "$PSTATE" != Z ] && printf '%s' "$PSTART"; }
 stop_procs() {
   g=$1; shift; live=
   for ps in "$@"; do [ "$(started "\${ps%:*}")" = "\${ps#*:}" ] && kill -TERM "\${ps%:*}" 2>/dev/null && live="$live $ps"; done
