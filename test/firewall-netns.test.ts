@@ -49,8 +49,9 @@ const lines = (save: string): string[] =>
     .filter((l) => l && !l.startsWith('#'))
     .map((l) => l.replace(/ \[\d+:\d+\]$/, ''));
 /** ... and without anything Kubernetes': what must be left. */
-const others = (save: string): string[] =>
-  lines(save).filter((l) => (l.startsWith(':') ? !isKubernetesChain(l.slice(1).split(' ')[0] ?? '') : !mentionsKubernetes(l)));
+const kubernetes = (l: string): boolean =>
+  l.startsWith(':') ? isKubernetesChain(l.slice(1).split(' ')[0] ?? '') : l.startsWith('-A ') && (isKubernetesChain(l.split(' ')[1] ?? '') || mentionsKubernetes(l));
+const others = (save: string): string[] => lines(save).filter((l) => !kubernetes(l));
 
 /** Applies decom's prune, as the engine would: one restore per backend and family, the input on stdin. */
 function prune(tables: IptablesTable[]): number {
@@ -62,7 +63,7 @@ function prune(tables: IptablesTable[]): number {
 function expectPruned(before: ReturnType<typeof saveAll>, after: ReturnType<typeof saveAll>): void {
   for (const [i, b] of before.entries()) {
     const a = after[i] as (typeof after)[number];
-    expect(a.text.split('\n').filter((l) => !l.startsWith('#') && mentionsKubernetes(l)), `${b.save}: Kubernetes left`).toEqual([]);
+    expect(lines(a.text).filter(kubernetes), `${b.save}: Kubernetes left`).toEqual([]);
     expect(others(a.text), `${b.save}: everything else, byte for byte`).toEqual(others(b.text));
   }
 }
