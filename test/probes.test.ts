@@ -25,7 +25,7 @@ function procs(list: [number, number, string, string[]][]): ReturnType<typeof pa
 const emptyState = (): NodeState => ({
   hostname: 'n', machineId: 'm', pid1: 'systemd', uid: 0, tools: new Set(), paths: [], processes: new Map(),
   k8sCgroups: new Map(), listeners: [], mounts: [], netns: [], links: [], iptables: [], nftTables: [], ipvs: [],
-  units: new Map(), runningUnits: new Set(), containers: [], kubeletHealthy: false, staticPods: [],
+  units: new Map(), runningUnits: new Set(), containers: [], kubeletHealthy: false, staticPods: [], clusterCAs: [], anchors: [], kubeconfigs: [], bundleTrusts: [],
 });
 
 describe('probe parsers', () => {

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +16,11 @@ describe('decom run --playbook reset on kubespray-leftovers (systemd)', () => {
   let resetAt = 0;
   beforeAll(() => {
     up(['--nodes', '2', '--scenario', 'kubespray-leftovers']);
-    for (const n of ['node1', 'node2']) before.set(n, userObjects(n));
+    for (const n of ['node1', 'node2']) {
+      before.set(n, userObjects(n));
+      // A copy of the cluster CA: the independent check asks whether the trust bundle still trusts it.
+      ssh(n, 'cp /etc/kubernetes/pki/ca.crt /root/cluster-ca-copy.crt');
+    }
   });
   afterAll(() => down());
 
@@ -26,7 +31,7 @@ describe('decom run --playbook reset on kubespray-leftovers (systemd)', () => {
     check = c.report;
     expect(nodeSnapshot('node1')).toBe(snap);
     const steps = check.hosts[0]!.steps;
-    expect(steps.map((s) => s.name)).toEqual(['backup', 'static-pods', 'kubelet', 'containers', 'processes', 'etcd', 'ports', 'mounts', 'links', 'netns', 'firewall', 'files', 'verify']);
+    expect(steps.map((s) => s.name)).toEqual(['backup', 'static-pods', 'kubelet', 'containers', 'processes', 'etcd', 'ports', 'mounts', 'links', 'netns', 'firewall', 'trust', 'files', 'verify']);
     expect(steps.find((s) => s.name === 'static-pods')!.actions.map((a) => a.what).join('\n')).toMatch(/move 4 manifests .*etcd\.yaml, kube-apiserver\.yaml/);
   });
 
@@ -55,6 +60,9 @@ describe('decom run --playbook reset on kubespray-leftovers (systemd)', () => {
     expect(sums).toMatch(/iptables-nft-v4\.rules/);
     expect(readFileSync(join(h.backup!, 'iptables-legacy-v4.rules'), 'utf8')).toContain(':KUBE-SERVICES');
     expect(existsSync(join(h.backup!, 'README.txt'))).toBe(true);
+    // What the reset removed from outside /etc/kubernetes is in the backup too.
+    const held = execFileSync('tar', ['-tzf', join(h.backup!, 'files.tar.gz')], { encoding: 'utf8' });
+    for (const f of ['root/.kube/config', 'usr/local/share/ca-certificates/kube-ca.crt', 'etc/ssl/etcd/ssl/ca-key.pem', 'etc/etcd.env']) expect(held).toContain(f);
     expect(ssh('node1', 'ls -A /var/backups/decom 2>/dev/null; true').trim()).toBe('');
   });
 

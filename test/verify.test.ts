@@ -31,7 +31,7 @@ const subjects = (r: Report, host: string, kind: string) =>
 /** Nothing the user owns may ever show up in a finding. */
 function expectNoUserObjects(r: Report): void {
   const text = JSON.stringify(r.hosts.map((h) => h.findings));
-  for (const mine of ['app-vpn', 'app-veth0', 'APP-FIREWALL', 'APP-LEGACY', 'app-filter', '/srv/appdata', '/etc/app', 'app-cache', 'app-registry', ':8081']) {
+  for (const mine of ['app-vpn', 'app-veth0', 'APP-FIREWALL', 'APP-LEGACY', 'app-filter', '/srv/appdata', '/etc/app', 'app-cache', 'app-registry', ':8081', 'app-ca', 'custom-ca', '/home/alice', '99-sysctl']) {
     expect(text).not.toContain(mine);
   }
 }
@@ -88,6 +88,13 @@ describe('decom verify on kubespray-leftovers', () => {
     expect(subjects(r, 'node1', 'kubernetes-config')).toEqual(expect.arrayContaining(['/etc/kubernetes/admin.conf', '/etc/kubernetes/kubelet.conf', '/etc/kubernetes/pki']));
     expect(subjects(r, 'node1', 'kubelet-state')).toEqual(expect.arrayContaining(['/var/lib/kubelet/config.yaml', '/var/lib/kubelet/pki']));
     expect(subjects(r, 'node1', 'etcd-data')).toEqual(['/var/lib/etcd/member']);
+    // The rest of the footprint: credentials judged by content, the CAs in the trust store and its bundle, logs, etcd's config.
+    expect(subjects(r, 'node1', 'credential')).toEqual(['/etc/ssl/etcd/ssl/ca-key.pem', '/etc/ssl/etcd/ssl/node-node1-key.pem', '/root/.kube/config']);
+    expect(subjects(r, 'node1', 'trust-anchor')).toEqual(['/etc/ssl/certs/ca-certificates.crt', '/etc/ssl/certs/ca-certificates.crt', '/usr/local/share/ca-certificates/etcd-ca.crt', '/usr/local/share/ca-certificates/kube-ca.crt']);
+    expect(subjects(r, 'node1', 'pod-logs')).toHaveLength(2);
+    expect(subjects(r, 'node1', 'etcd-config')).toEqual(['/etc/etcd.env', '/etc/ssl/etcd', '/etc/ssl/etcd/ssl/ca.pem', '/etc/ssl/etcd/ssl/node-node1.pem', '/var/lib/etcd-events']);
+    expect(subjects(r, 'node1', 'cni-state')).toEqual(expect.arrayContaining(['/var/lib/calico', '/etc/calico', '/var/lib/kube-router']));
+    expect((r.hosts[0] as { warnings?: string[] }).warnings).toEqual(['kubeconfig for another cluster (left alone): /home/alice/.kube/config']);
     expect(subjects(r, 'node2', 'static-pod-manifest')).toEqual(['/etc/kubernetes/manifests/nginx-proxy.yaml']);
     expect(subjects(r, 'node2', 'etcd-data')).toEqual([]);
   });
@@ -201,7 +208,10 @@ describe('decom verify on the other scenarios', () => {
     ]);
     expect(code).toBe(0);
     const t = decom(['verify', INVENTORY, 'all']);
-    expect(t.stdout).toBe('node1: clean\nnode2: clean\n');
+    // Another cluster's kubeconfig in a user's home is worth a word, and is not residue.
+    expect(t.stdout).toBe(
+      ['node1', 'node2'].map((n) => `${n}: warning: kubeconfig for another cluster (left alone): /home/alice/.kube/config\n`).join('') + 'node1: clean\nnode2: clean\n',
+    );
   });
 
   it('clean node, but its Node object is still in the API: reported with a kubeconfig', async () => {

@@ -11,9 +11,17 @@ const statusOf = (e: unknown): number | undefined => (e as { code?: number })?.c
 
 /** Which of these names still have a Node object in the API (it re-registers a kubelet, and schedules pods). */
 export async function registeredNodes(kubeconfig: string, names: string[]): Promise<NodeCheck> {
-  const { api, server } = await coreApi(kubeconfig);
   const findings = new Map<string, Finding[]>();
   const warnings = new Map<string, string[]>();
+  let client: Awaited<ReturnType<typeof coreApi>>;
+  try {
+    client = await coreApi(kubeconfig);
+  } catch (e) {
+    // A kubeconfig the client cannot use (no current context, a bad file) costs the API check, not the run.
+    for (const name of names) warnings.set(name, [`could not use the kubeconfig ${kubeconfig}: ${(e as Error).message.split('\n')[0]}`]);
+    return { findings, warnings };
+  }
+  const { api, server } = client;
   await Promise.all(
     names.map(async (name) => {
       try {

@@ -3,7 +3,7 @@ import type { Transport } from '../transport/types.js';
 import { TransportError } from '../transport/types.js';
 import { ALL_VIEWS, probeScript, type View } from './script.js';
 import {
-  parseCgroups, parseCrictl, parseCtr, parseDocker, parseEtcd, parseIpvs, parseIptablesSave, parseLinks, parseManifests,
+  parseCertificates, parseCgroups, parseCrictl, parseKubeconfigs, parseCtr, parseDocker, parseEtcd, parseIpvs, parseIptablesSave, parseLinks, parseManifests,
   parseMeta, parseMountinfo, parseNetns, parseNftTables, parsePaths, parseProcs, parseSs, parseSystemctlShow, splitSections,
 } from './parse.js';
 import type { NodeState } from './state.js';
@@ -14,6 +14,7 @@ export { ALL_VIEWS, VIEWS, type View } from './script.js';
 const EMPTY: Omit<NodeState, 'hostname' | 'machineId' | 'pid1' | 'uid' | 'tools'> = {
   paths: [], processes: new Map(), k8sCgroups: new Map(), listeners: [], mounts: [], netns: [], links: [], iptables: [],
   nftTables: [], ipvs: [], units: new Map(), runningUnits: new Set(), containers: [], kubeletHealthy: false, staticPods: [],
+  clusterCAs: [], anchors: [], kubeconfigs: [], bundleTrusts: [],
 };
 
 /**
@@ -26,7 +27,13 @@ export function stateFromSections(s: Map<string, string>, prev?: NodeState): Nod
   const meta = parseMeta(get('meta'));
   const base: NodeState = prev ?? { ...meta, ...EMPTY };
   const st: NodeState = { ...base, ...meta };
-  if (has('paths')) st.paths = parsePaths(get('paths'));
+  if (has('paths')) {
+    st.paths = parsePaths(get('paths'));
+    st.clusterCAs = parseCertificates(get('cluster-cas'));
+    st.anchors = parseCertificates(get('anchors'));
+    st.kubeconfigs = parseKubeconfigs(get('kubeconfigs'));
+    st.bundleTrusts = get('bundle').split('\n').filter(Boolean);
+  }
   if (has('stat')) {
     st.processes = parseProcs(get('stat'), get('cmdline'));
     st.k8sCgroups = parseCgroups(get('cgroups'));

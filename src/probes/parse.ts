@@ -2,7 +2,7 @@
  * Pure parsers: raw probe output in, typed views out. Each one takes the text a
  * single command prints and is tested on real output of that command.
  */
-import type { Container, EtcdView, IptablesTable, Link, Listener, Mount, Proc, StaticPod, Unit } from './state.js';
+import type { Container, EtcdView, IptablesTable, Kubeconfig, Link, Listener, Mount, Proc, StaticPod, Unit } from './state.js';
 import type { StatePathKind } from './script.js';
 
 const lines = (s: string): string[] => s.split('\n').filter((l) => l.trim() !== '');
@@ -317,4 +317,38 @@ export function parseEtcd(text: string): EtcdView | undefined {
   view.health = (json<{ endpoint?: string; health?: boolean }[]>(kv.get('health') ?? '') ?? []).map((h) => ({ endpoint: h.endpoint ?? '?', healthy: h.health === true }));
   if (!status || !members) view.error = 'etcdctl could not reach the local member';
   return view;
+}
+
+/** "FILE\0CONTENT\0" records. */
+function fileRecords(text: string): { path: string; content: string }[] {
+  const recs = text.split('\0');
+  const out: { path: string; content: string }[] = [];
+  for (let i = 0; i + 1 < recs.length; i += 2) out.push({ path: (recs[i] as string).replace(/^\n/, ''), content: recs[i + 1] as string });
+  return out;
+}
+
+/** The base64 body of the first PEM certificate in a text: what two copies of one CA share, whatever their line breaks. */
+export function pemBody(text: string): string {
+  const m = /-----BEGIN CERTIFICATE-----([\s\S]*?)-----END CERTIFICATE-----/.exec(text);
+  return m ? (m[1] as string).replace(/\s+/g, '') : '';
+}
+
+/** Certificates by path (cluster CAs, trust anchors), as PEM bodies. */
+export const parseCertificates = (text: string): { path: string; body: string }[] =>
+  fileRecords(text).map((r) => ({ path: r.path, body: pemBody(r.content) })).filter((c) => c.body !== '');
+
+/** Kubeconfigs' server, certificate-authority and certificate-authority-data lines. */
+export function parseKubeconfigs(text: string): Kubeconfig[] {
+  return fileRecords(text).map(({ path, content }) => {
+    const k: Kubeconfig = { path, servers: [], caBodies: [], caFiles: [] };
+    for (const l of lines(content)) {
+      const m = /^[\s-]*(certificate-authority-data|certificate-authority|server):\s*['"]?([^'"\s]*)/.exec(l);
+      if (!m) continue;
+      const v = m[2] as string;
+      if (m[1] === 'server') k.servers.push(v);
+      else if (m[1] === 'certificate-authority') k.caFiles.push(v);
+      else k.caBodies.push(pemBody(Buffer.from(v, 'base64').toString('utf8')));
+    }
+    return k;
+  });
 }

@@ -16,9 +16,24 @@ export const STATE_PATHS = {
   'kubernetes-config': ['/etc/kubernetes/*'],
   'kubelet-state': ['/var/lib/kubelet/*', '/var/lib/kubelet/pods/*'],
   'cni-config': ['/etc/cni/net.d/*'],
-  'cni-state': ['/var/lib/cni/*', '/var/lib/cni/networks/*/*', '/run/flannel/*'],
+  'cni-state': [
+    '/var/lib/cni/*', '/var/lib/cni/networks/*/*', '/run/flannel/*', '/etc/flannel',
+    '/var/lib/calico', '/run/calico', '/etc/calico', '/var/lib/kube-router', '/etc/cilium',
+  ],
   'etcd-data': ['/var/lib/etcd/member'],
+  // kubespray's etcd certificates (the keys among them are reported as credentials), its environment, etcd-events.
+  'etcd-config': ['/etc/ssl/etcd', '/etc/ssl/etcd/ssl/*', '/etc/etcd.env', '/var/lib/etcd-events'],
+  // Pod logs can hold secrets: the kubelet's files and the runtime's links to them.
+  'pod-logs': ['/var/log/pods/*', '/var/log/containers/*'],
 } as const;
+
+/** The cluster's CAs as kubeadm and kubespray lay them out: what trust anchors and kubeconfigs are judged against. */
+export const CLUSTER_CAS = ['/etc/kubernetes/pki/ca.crt', '/etc/kubernetes/ssl/ca.crt', '/etc/ssl/etcd/ssl/ca.pem'];
+/** Kubeconfigs outside /etc/kubernetes that may hold this cluster's credentials (judged by content). */
+const KUBECONFIGS = ['/etc/kubernetes/admin.conf', '/etc/kubernetes/kubelet.conf', '/root/.kube/config', '/home/*/.kube/config'];
+/** The system trust store's anchors: Debian's, and RHEL's. */
+const ANCHORS = ['/usr/local/share/ca-certificates/*.crt', '/usr/local/share/ca-certificates/*/*.crt', '/etc/pki/ca-trust/source/anchors/*'];
+export const CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
 
 export type StatePathKind = keyof typeof STATE_PATHS;
 
@@ -67,7 +82,18 @@ while read -r k _ v _; do [ "$k" = Uid: ] && printf 'uid=%s\\n' "$v" && break; d
 for t in crictl ctr docker etcdctl iptables-nft-save iptables-legacy-save ip6tables-nft-save ip6tables-legacy-save iptables-save nft ss systemctl ipvsadm; do has "$t" && printf 'tool=%s\\n' "$t"; done
 ${v('files', `
 s paths
-${paths}`)}
+${paths}
+# Certificates and kubeconfigs, judged by content on the client: FILE NUL CONTENT NUL.
+s cluster-cas
+for f in ${CLUSTER_CAS.join(' ')}; do [ -f "$f" ] && { printf '%s\\0' "$f"; cat "$f"; printf '\\0'; }; done
+s anchors
+for f in ${ANCHORS.join(' ')}; do [ -f "$f" ] && { printf '%s\\0' "$f"; head -c 65536 "$f"; printf '\\0'; }; done
+s kubeconfigs
+# -o: block and flow style alike ({certificate-authority: …, server: …}).
+for f in ${KUBECONFIGS.join(' ')}; do [ -f "$f" ] && { printf '%s\\0' "$f"; grep -o -E '(certificate-authority-data|certificate-authority|server):[[:space:]]*[^,}[:space:]]+' "$f"; printf '\\0'; }; done
+s bundle
+# Which cluster CA the built bundle still trusts: a line of its base64 found there.
+for f in ${CLUSTER_CAS.join(' ')}; do [ -f "$f" ] && l=$(sed -n 2p "$f") && [ -n "$l" ] && grep -q -F -- "$l" ${CA_BUNDLE} && printf '%s\\n' "$f"; done`)}
 
 # Processes straight from /proc (ps reads five files per process): pid, comm, ppid
 # and start time from stat, argv from cmdline. grep -H prefixes every line with the

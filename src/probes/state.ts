@@ -32,6 +32,23 @@ export interface NodeState {
   staticPods: StaticPod[];
   /** What this node's etcd says of its cluster, when an etcd process runs. */
   etcd?: EtcdView;
+  /** The cluster's CA certificates found on the node, by path, as PEM bodies (base64, no line breaks). */
+  clusterCAs: { path: string; body: string }[];
+  /** The system trust store's anchors, by path, as PEM bodies. */
+  anchors: { path: string; body: string }[];
+  /** Kubeconfigs in /etc/kubernetes and in users' homes: where they point and which CA they trust. */
+  kubeconfigs: Kubeconfig[];
+  /** Cluster CA paths whose certificate the built bundle (/etc/ssl/certs/ca-certificates.crt) still holds. */
+  bundleTrusts: string[];
+}
+
+export interface Kubeconfig {
+  path: string;
+  servers: string[];
+  /** PEM bodies of certificate-authority-data. */
+  caBodies: string[];
+  /** certificate-authority file paths. */
+  caFiles: string[];
 }
 
 export interface StaticPod {

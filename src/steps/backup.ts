@@ -12,18 +12,20 @@ import { z } from 'zod';
 import type { Step } from '../engine/step.js';
 import { findings, type Kind } from '../verify/rules.js';
 import { runOk } from '../util/run.js';
+import { CA_BUNDLE } from '../probes/script.js';
 import { q } from '../engine/sh.js';
 
 /** Residue whose loss could not be undone without a copy. */
-const WORTH_KEEPING: ReadonlySet<Kind> = new Set(['static-pod-manifest', 'kubernetes-config', 'kubelet-state', 'cni-config', 'iptables', 'nftables']);
-const FILES = ['etc/kubernetes', 'var/lib/kubelet/config.yaml', 'var/lib/kubelet/kubeadm-flags.env', 'var/lib/kubelet/pki', 'etc/cni/net.d'];
+const WORTH_KEEPING: ReadonlySet<Kind> = new Set(['static-pod-manifest', 'kubernetes-config', 'kubelet-state', 'cni-config', 'iptables', 'nftables', 'etcd-config', 'credential', 'trust-anchor']);
+const FILES = ['etc/kubernetes', 'var/lib/kubelet/config.yaml', 'var/lib/kubelet/kubeadm-flags.env', 'var/lib/kubelet/pki', 'etc/cni/net.d', 'etc/ssl/etcd', 'etc/etcd.env'];
 
 const README = (host: string, run: string) => `decom backup of ${host}, run ${run}
 
 It holds private keys and credentials (kubeconfigs, the cluster's PKI): keep it 0700.
 
 files.tar.gz          /etc/kubernetes (kubeconfigs, PKI, static-pod manifests), the kubelet's
-                      config.yaml, kubeadm-flags.env and pki/, /etc/cni/net.d
+                      config.yaml, kubeadm-flags.env and pki/, /etc/cni/net.d, /etc/ssl/etcd,
+                      /etc/etcd.env, users' kubeconfigs for this cluster, its trust anchors
 *.rules               iptables-save of each backend and family before the reset
 nftables.conf         kube-proxy's nftables tables before the reset (nft -f nftables.conf)
 SHA256SUMS            checked after the copy
@@ -45,12 +47,14 @@ export const backup: Step = {
     const kinds = [...new Set(findings(s).filter((f) => WORTH_KEEPING.has(f.kind)).map((f) => f.kind))];
     if (!kinds.length) return [];
     const B = q(ctx.backupDir);
+    // Credentials and trust anchors outside the fixed paths (users' kubeconfigs, the trust store), relative to /.
+    const extra = findings(s).filter((f) => (f.kind === 'credential' || f.kind === 'trust-anchor') && f.subject.startsWith('/') && f.subject !== CA_BUNDLE).map((f) => f.subject.slice(1));
     return [
       {
         what: `back up ${kinds.join(', ')} to ${ctx.backupDir} and copy it to ${ctx.operatorBackupDir}`,
         script: `set -e
 umask 077; mkdir -p ${B}; chmod 0700 ${q(ctx.backupDir.slice(0, ctx.backupDir.lastIndexOf('/')))} ${B}
-set --; for p in ${FILES.join(' ')}; do [ -e "/$p" ] && set -- "$@" "$p"; done
+set --; for p in ${[...FILES, ...extra].map((p) => q(p)).join(' ')}; do [ -e "/$p" ] && set -- "$@" "$p"; done
 [ $# -eq 0 ] || tar -C / --one-file-system -czf ${B}/files.tar.gz "$@"
 dump() { if has "$1"; then "$1" > ${B}/"$2"; fi; }
 if has iptables-nft-save; then dump iptables-nft-save iptables-nft-v4.rules; else dump iptables-save iptables-nft-v4.rules; fi

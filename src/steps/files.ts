@@ -1,6 +1,7 @@
 /**
  * Kubernetes' files, after everything that used them is gone: CNI config and state,
- * the kubelet's state, /etc/kubernetes. Deleted with one-file-system semantics and
+ * the kubelet's state, /etc/kubernetes, etcd's certificates and environment, pod logs,
+ * and this cluster's credentials elsewhere (users' kubeconfigs judged by content). Deleted with one-file-system semantics and
  * never through a symlink; a path with a mount below it is not touched at all.
  */
 import { z } from 'zod';
@@ -10,7 +11,7 @@ import type { Step } from '../engine/step.js';
 import { findings, type Kind } from '../verify/rules.js';
 import { q } from '../engine/sh.js';
 
-const KINDS: ReadonlySet<Kind> = new Set(['cni-config', 'cni-state', 'kubelet-state', 'kubernetes-config']);
+const KINDS: ReadonlySet<Kind> = new Set(['cni-config', 'cni-state', 'kubelet-state', 'kubernetes-config', 'etcd-config', 'pod-logs', 'credential']);
 
 /**
  * Refuses at the last moment to delete a path with a mount at or below it, judged on
@@ -32,7 +33,7 @@ const mountedAt = (s: NodeState, p: string) => s.mounts.some((m) => m.target ===
 
 export const files: Step = {
   name: 'files',
-  description: 'delete CNI config and state, kubelet state and /etc/kubernetes (backed up first), never below a mount',
+  description: "delete CNI config and state, kubelet state, /etc/kubernetes, etcd's certificates, pod logs and this cluster's credentials (backed up first), never below a mount",
   params: z.object({}),
   owns: (f) => KINDS.has(f.kind),
   views: ['files', 'mounts'],

@@ -11,10 +11,11 @@ import { firewall } from './firewall.js';
 import { links, mounts, netns } from './kernel.js';
 import { containers, ports, processes, staticPods } from './pods.js';
 import { etcd, kubelet } from './services.js';
+import { trust } from './trust.js';
 import { verify } from './verify.js';
 
 export const STEPS: Record<string, Step> = Object.fromEntries(
-  [backup, staticPods, kubelet, containers, processes, etcd, ports, mounts, links, netns, firewall, files, verify].map((s) => [s.name, s]),
+  [backup, staticPods, kubelet, containers, processes, etcd, ports, mounts, links, netns, firewall, trust, files, verify].map((s) => [s.name, s]),
 );
 
 /** A playbook's `shell:` step: runs when its `check:` says there is work (always, without one); owns no residue. */

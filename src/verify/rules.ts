@@ -5,6 +5,7 @@
  * containers, mounts, files) and never miss what is.
  */
 import type { NodeState, Proc } from '../probes/state.js';
+import { CA_BUNDLE } from '../probes/script.js';
 
 /** The stable vocabulary of finding kinds (documented in the README). */
 export const KINDS = [
@@ -29,6 +30,10 @@ export const KINDS = [
   'kubelet-state',
   'kubernetes-config',
   'etcd-data',
+  'etcd-config',
+  'pod-logs',
+  'credential',
+  'trust-anchor',
   'node-object',
 ] as const;
 export type Kind = (typeof KINDS)[number];
@@ -105,6 +110,40 @@ export function kubeletUnitState(s: NodeState): string | undefined {
   return undefined;
 }
 
+/** Kubeconfigs in users' homes for THIS cluster: its CA (by content or path), or its API server. Another cluster's are not ours. */
+export function clusterKubeconfigs(s: NodeState): { path: string; why: string }[] {
+  const cas = new Set(s.clusterCAs.map((c) => c.body));
+  const own = s.kubeconfigs.filter((k) => k.path.startsWith('/etc/kubernetes/'));
+  const servers = new Set(own.flatMap((k) => k.servers));
+  const out: { path: string; why: string }[] = [];
+  for (const k of s.kubeconfigs) {
+    if (k.path.startsWith('/etc/kubernetes/')) continue; // reported as kubernetes-config
+    const why = k.caBodies.some((b) => cas.has(b))
+      ? 'its CA is the cluster CA'
+      : k.caFiles.some((f) => s.clusterCAs.some((c) => c.path === f) || f.startsWith('/etc/kubernetes/'))
+        ? "its CA file is the cluster's"
+        : k.servers.find((x) => servers.has(x))
+          ? `its server ${k.servers.find((x) => servers.has(x))} is the cluster's`
+          : undefined;
+    if (why) out.push({ path: k.path, why });
+  }
+  return out;
+}
+
+/** Users' kubeconfigs for another cluster: worth a word, never removed. */
+export const foreignKubeconfigs = (s: NodeState): string[] => {
+  const ours = new Set(clusterKubeconfigs(s).map((k) => k.path));
+  return s.kubeconfigs.filter((k) => !k.path.startsWith('/etc/kubernetes/') && !ours.has(k.path)).map((k) => k.path);
+};
+
+/** Trust anchors whose certificate is one of the cluster's CAs (by content: a user's CA stays). */
+export function clusterAnchors(s: NodeState): { path: string; ca: string }[] {
+  return s.anchors.flatMap((a) => {
+    const ca = s.clusterCAs.find((c) => c.body === a.body);
+    return ca ? [{ path: a.path, ca: ca.path }] : [];
+  });
+}
+
 export function findings(s: NodeState): Finding[] {
   const out: Finding[] = [];
   const add = (kind: Kind, subject: string, detail: string) => out.push({ kind, subject, detail });
@@ -112,8 +151,13 @@ export function findings(s: NodeState): Finding[] {
 
   for (const { kind, path } of s.paths) {
     if (kind === 'kubernetes-config' && path === '/etc/kubernetes/manifests') continue; // its entries are reported one by one
-    add(kind, path, kind === 'static-pod-manifest' ? 'the kubelet runs this pod while the file exists' : 'left on disk');
+    // etcd's private keys are credentials: whoever holds them can read and write the cluster's state.
+    if (kind === 'etcd-config' && path.endsWith('-key.pem')) add('credential', path, "a private key of the cluster's etcd PKI");
+    else add(kind, path, kind === 'static-pod-manifest' ? 'the kubelet runs this pod while the file exists' : 'left on disk');
   }
+  for (const k of clusterKubeconfigs(s)) add('credential', k.path, `a kubeconfig for this cluster (${k.why}) outside /etc/kubernetes`);
+  for (const a of clusterAnchors(s)) add('trust-anchor', a.path, `the cluster CA ${a.ca} in the system trust store`);
+  for (const ca of s.bundleTrusts) add('trust-anchor', CA_BUNDLE, `the built bundle still trusts the cluster CA ${ca} (rebuild it: update-ca-certificates --fresh)`);
 
   for (const p of procs.values()) {
     if (p.name === 'kubelet') add('kubelet-process', String(p.pid), p.args);

@@ -6,7 +6,7 @@ import type { Host } from '../inventory/index.js';
 import type { Transport } from '../transport/types.js';
 import { TransportError } from '../transport/types.js';
 import { probeNode } from '../probes/index.js';
-import { findings, type Finding } from './rules.js';
+import { findings, foreignKubeconfigs, type Finding } from './rules.js';
 import { printable, renderSummary, summarizeFindings } from './report.js';
 import type { NodeCheck } from '../cluster/nodes.js';
 
@@ -33,8 +33,10 @@ async function verifyHost(host: Host, opts: VerifyOptions): Promise<HostReport> 
     t = await opts.connect(host);
     const state = await probeNode(t, { sudo: host.become });
     const report: HostReport = { host: host.name, reachable: true, clean: true, findings: findings(state) };
+    const foreign = foreignKubeconfigs(state);
+    if (foreign.length) report.warnings = [`kubeconfig${foreign.length === 1 ? '' : 's'} for another cluster (left alone): ${foreign.join(', ')}`];
     if (state.uid !== 0) {
-      report.warnings = [`the probe ran as uid ${state.uid}, not root: port holders, iptables and some mounts may be hidden (set ansible_become)`];
+      report.warnings = [...(report.warnings ?? []), `the probe ran as uid ${state.uid}, not root: port holders, iptables and some mounts may be hidden (set ansible_become)`];
     }
     return report;
   } catch (e) {

@@ -29,6 +29,7 @@ export function leftovers(node: string): string[] {
   add('manifest', lines(f.manifests));
   add('file', lines(f.files).filter((p) => !p.startsWith('/etc/app/') && !p.startsWith('/etc/systemd/')));
   add('lease', lines(f.leases));
+  add('trusted cluster CA', lines(f.bundleTrustsCluster));
   add('pod dir', lines(f.podDirs));
   // A process in a Kubernetes cgroup, whatever the runtime thinks.
   add('k8s cgroup process', lines(f.k8sCgroupProcs));
@@ -48,6 +49,9 @@ export function userObjects(node: string): string {
       "echo '## app-cache'; ctr -n default tasks ls | grep app-cache | awk '{print $1, $3}'",
       "echo '## docker'; docker ps --format '{{.Names}} {{.State}}' 2>/dev/null | grep -v '^k8s_'; true",
       "echo '## files'; cat /etc/app/app.conf",
+      "echo '## user trust'; cat /usr/local/share/ca-certificates/app-ca.crt; openssl verify -CAfile /etc/ssl/certs/ca-certificates.crt /etc/app/app.crt",
+      "echo '## other cluster'; cat /home/alice/.kube/config",
+      "echo '## sysctl'; ls -l /etc/sysctl.d/99-sysctl.conf | sed 's/.* -> //'",
     ].join('; '),
   );
 }

@@ -275,11 +275,54 @@ EOF
   echo '{"kind":"Config","users":[{"name":"calico"}]}' > /etc/cni/net.d/calico-kubeconfig
   mkdir -p /run/flannel
   printf 'FLANNEL_NETWORK=10.244.0.0/16\nFLANNEL_SUBNET=10.244.%s.1/24\nFLANNEL_MTU=1450\n' "$NODE_INDEX" > /run/flannel/subnet.env
+  footprint
   if has_role etcd && [ "$REAL_ETCD" != 1 ]; then
     mkdir -p /var/lib/etcd/member/snap /var/lib/etcd/member/wal
     head -c 4096 /dev/urandom > /var/lib/etcd/member/snap/db
     head -c 4096 /dev/urandom > /var/lib/etcd/member/wal/0000000000000000-0000000000000000.wal
   fi
+}
+
+# The rest of a member's footprint, as kubespray lays it out: etcd's PKI and
+# environment, the cluster's CAs in the trust store, root's kubeconfig with the CA
+# inlined, pod logs, and the CNI daemons' state.
+footprint() {
+  mkdir -p /etc/ssl/etcd/ssl
+  if [ ! -s /etc/ssl/etcd/ssl/ca.pem ]; then
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 365 \
+      -subj "/CN=etcd-ca" -keyout /etc/ssl/etcd/ssl/ca-key.pem -out /etc/ssl/etcd/ssl/ca.pem 2>/dev/null
+  fi
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 365 -subj "/CN=etcd-node-$NODE_NAME" \
+    -keyout "/etc/ssl/etcd/ssl/node-$NODE_NAME-key.pem" -out "/etc/ssl/etcd/ssl/node-$NODE_NAME.pem" 2>/dev/null
+  if has_role etcd && [ "$REAL_ETCD" != 1 ]; then
+    printf 'ETCD_DATA_DIR=/var/lib/etcd\nETCD_NAME=%s\n' "$NODE_NAME" > /etc/etcd.env
+    mkdir -p /var/lib/etcd-events
+  fi
+  cp /etc/kubernetes/pki/ca.crt /usr/local/share/ca-certificates/kube-ca.crt
+  cp /etc/ssl/etcd/ssl/ca.pem /usr/local/share/ca-certificates/etcd-ca.crt
+  update-ca-certificates >/dev/null 2>&1
+  mkdir -p /root/.kube
+  {
+    echo "apiVersion: v1"
+    echo "kind: Config"
+    echo "clusters:"
+    echo "- cluster:"
+    echo "    certificate-authority-data: $(base64 -w0 /etc/kubernetes/pki/ca.crt)"
+    echo "    server: https://127.0.0.1:6443"
+    echo "  name: cluster.local"
+    echo "users:"
+    echo "- name: kubernetes-admin"
+    echo "  user: {token: sandbox-admin-token}"
+  } > /root/.kube/config
+  chmod 600 /root/.kube/config
+  logdir=/var/log/pods/kube-system_kube-proxy-${NODE_NAME}_$(uuid)/kube-proxy
+  mkdir -p "$logdir" /var/log/containers
+  echo '2026-01-01T00:00:00Z stderr F token=sandbox-secret' > "$logdir/0.log"
+  ln -sf "$logdir/0.log" "/var/log/containers/kube-proxy-${NODE_NAME}_kube-system_kube-proxy-$(hex 16).log"
+  mkdir -p /var/lib/calico /etc/calico /var/lib/kube-router
+  echo "$NODE_NAME" > /var/lib/calico/nodename
+  echo 'datastoreType: kubernetes' > /etc/calico/calicoctl.cfg
+  : > /var/lib/kube-router/kubeconfig
 }
 
 control_plane_static_pods() {
@@ -322,6 +365,15 @@ not_kubernetes() {
   echo "user data: must survive" > /srv/appdata/important.db
   mkdir -p /etc/app                                  # a user file under /etc
   echo "listen: 8080" > /etc/app/app.conf
+  # The user's own CA in the trust store, a certificate it signed, and a kubeconfig for
+  # another cluster in another user's home: none of it is this cluster's.
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 365 -subj "/CN=app-ca" \
+    -keyout /etc/app/ca.key -out /usr/local/share/ca-certificates/app-ca.crt 2>/dev/null
+  openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=app.example" -keyout /etc/app/app.key 2>/dev/null |
+    openssl x509 -req -CA /usr/local/share/ca-certificates/app-ca.crt -CAkey /etc/app/ca.key -CAserial /etc/app/ca.srl -CAcreateserial -days 365 -out /etc/app/app.crt 2>/dev/null
+  update-ca-certificates >/dev/null 2>&1
+  mkdir -p /home/alice/.kube
+  printf 'apiVersion: v1\nkind: Config\nclusters:\n- cluster: {server: "https://staging.example.com:6443"}\n  name: staging\n' > /home/alice/.kube/config
   # a container outside containerd's k8s.io namespace
   ctr -n default run -d --net-host "$IMAGE" app-cache /bin/httpd -f -p 8081 </dev/null >/dev/null
   wait_port 8081
