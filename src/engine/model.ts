@@ -51,10 +51,11 @@ export function removeContainers(s: NodeState, gone: (c: Container) => boolean):
 
 const below = (path: string, top: string) => path === top || path.startsWith(`${top}/`);
 
-export const removePaths = (s: NodeState, paths: readonly string[]): NodeState => ({
-  ...s,
-  paths: s.paths.filter((p) => !paths.some((top) => below(p.path, top))),
-});
+/** Files deleted: every view of a file below them goes (state paths, kubeconfigs, certificates). */
+export function removePaths(s: NodeState, paths: readonly string[]): NodeState {
+  const kept = <T extends { path: string }>(xs: T[]) => xs.filter((x) => !paths.some((top) => below(x.path, top)));
+  return { ...s, paths: kept(s.paths), kubeconfigs: kept(s.kubeconfigs), clusterCAs: kept(s.clusterCAs), anchors: kept(s.anchors) };
+}
 
 export const removeMounts = (s: NodeState, targets: readonly string[]): NodeState => ({
   ...s,

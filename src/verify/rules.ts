@@ -157,7 +157,7 @@ export function findings(s: NodeState): Finding[] {
   }
   for (const k of clusterKubeconfigs(s)) add('credential', k.path, `a kubeconfig for this cluster (${k.why}) outside /etc/kubernetes`);
   for (const a of clusterAnchors(s)) add('trust-anchor', a.path, `the cluster CA ${a.ca} in the system trust store`);
-  for (const ca of s.bundleTrusts) add('trust-anchor', CA_BUNDLE, `the built bundle still trusts the cluster CA ${ca} (rebuild it: update-ca-certificates --fresh)`);
+  for (const ca of s.bundleTrusts) add('trust-anchor', CA_BUNDLE, `the built bundle still trusts the cluster CA ${ca} (rebuild it: update-ca-certificates)`);
 
   for (const p of procs.values()) {
     if (p.name === 'kubelet') add('kubelet-process', String(p.pid), p.args);

@@ -299,8 +299,7 @@ footprint() {
     mkdir -p /var/lib/etcd-events
   fi
   cp /etc/kubernetes/pki/ca.crt /usr/local/share/ca-certificates/kube-ca.crt
-  cp /etc/ssl/etcd/ssl/ca.pem /usr/local/share/ca-certificates/etcd-ca.crt
-  update-ca-certificates >/dev/null 2>&1
+  cp /etc/ssl/etcd/ssl/ca.pem /usr/local/share/ca-certificates/etcd-ca.crt   # trusted once not_kubernetes rebuilds the bundle
   mkdir -p /root/.kube
   {
     echo "apiVersion: v1"
@@ -371,7 +370,7 @@ not_kubernetes() {
     -keyout /etc/app/ca.key -out /usr/local/share/ca-certificates/app-ca.crt 2>/dev/null
   openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=app.example" -keyout /etc/app/app.key 2>/dev/null |
     openssl x509 -req -CA /usr/local/share/ca-certificates/app-ca.crt -CAkey /etc/app/ca.key -CAserial /etc/app/ca.srl -CAcreateserial -days 365 -out /etc/app/app.crt 2>/dev/null
-  update-ca-certificates >/dev/null 2>&1
+  update-ca-certificates >/dev/null 2>&1   # (and the cluster's CAs kube_files placed, as kubespray's own run does)
   mkdir -p /home/alice/.kube
   printf 'apiVersion: v1\nkind: Config\nclusters:\n- cluster: {server: "https://staging.example.com:6443"}\n  name: staging\n' > /home/alice/.kube/config
   # a container outside containerd's k8s.io namespace
