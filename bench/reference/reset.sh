@@ -21,5 +21,8 @@ for b in nft legacy; do
   "iptables-$b-save" 2>/dev/null | grep -v -E 'KUBE-|CNI-|cali|FLANNEL|flannel' | "iptables-$b-restore"
 done
 nft delete table ip kube-proxy 2>/dev/null; nft delete table ip6 kube-proxy 2>/dev/null
-rm -rf /etc/kubernetes /var/lib/kubelet /etc/cni/net.d /var/lib/cni /run/flannel /var/lib/etcd/member
+rm -f /usr/local/share/ca-certificates/kube-ca.crt /usr/local/share/ca-certificates/etcd-ca.crt && update-ca-certificates >/dev/null
+rm -rf /etc/kubernetes /var/lib/kubelet /etc/cni/net.d /var/lib/cni /run/flannel /var/lib/etcd/member \
+  /etc/ssl/etcd /etc/etcd.env /var/lib/etcd-events /root/.kube/config /var/log/pods /var/log/containers \
+  /var/lib/calico /etc/calico /var/lib/kube-router
 true
