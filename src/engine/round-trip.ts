@@ -5,10 +5,9 @@
  * back in sections marked like the probe's, so nothing an action prints can forge one.
  */
 import type { Transport } from '../transport/types.js';
-import { newNonce, type NodeState, type View } from '../probes/index.js';
+import { newNonce, stateFromSections, unfinishedProbe, type NodeState, type View } from '../probes/index.js';
 import { probeBody, scriptPrelude } from '../probes/script.js';
 import { splitSections } from '../probes/parse.js';
-import { stateFromSections, unfinishedProbe } from '../probes/index.js';
 import type { Action, ActionResult } from './step.js';
 
 /** Runs the script read from stdin; commands in it read /dev/null, never the script. */

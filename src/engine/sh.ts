@@ -33,7 +33,7 @@ stop_procs() {
 }
 `;
 
-export const procRef = (p: Proc): string => `${p.pid}:${p.start}`;
+const procRef = (p: Proc): string => `${p.pid}:${p.start}`;
 
 /** `stop_procs GRACE pid:start…` as one action script. */
 export const stopProcsScript = (procs: Proc[], graceSec: number): string =>
