@@ -24,6 +24,7 @@ program
   .option('--accept-new-host-keys', 'record the key of a host seen for the first time (a changed key is always refused)', false)
   .option('--kubeconfig <file>', 'also report a Node object still registered (default: $KUBECONFIG, ~/.kube/config)')
   .option('--details', 'text output: one line per finding, with its detail (default: per kind, the count and the first subjects)', false)
+  .option('--purge', "also report the installation footprint: binaries, units and configs kubespray or kubeadm installed, containerd's k8s.io images", false)
   .addHelpText(
     'after',
     '\nExit codes: 0 every host clean, 1 residue found, 2 bad input, 3 a host could not be checked.',
@@ -48,6 +49,7 @@ program
   .option('--max-fail-percent <p>', 'stop the roll when more than this percentage of a batch failed')
   .option('--yes', 'do not ask to type the host names', false)
   .option('--allow-many', 'allow a group or "all" as a target', false)
+  .option('--purge', "also remove the installation footprint (binaries, units, configs kubespray or kubeadm installed; containerd's k8s.io images): for a node that leaves for good", false)
   .option('--keep-backup-on-node', "keep the node's copy of the backup after the operator's copy is verified", false)
   .option('--state-dir <dir>', 'where journals and backups go (default: $DECOM_STATE_DIR, $XDG_STATE_HOME/decom, ~/.local/state/decom)')
   .addOption(new Option('--output <format>', 'output format').choices(['text', 'json'] as const).default('text' as const))

@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   parseCrictl, parseCtr, parseDocker, parseIpvs, parseIptablesSave, parseLinks, parseMountinfo, parseProcs, parseSs,
-  parseSystemctlShow, splitSections,
+  parseSystemctlShow, splitSections, parseRoutes, parseInstalled,
 } from '../src/probes/parse.js';
-import { findings } from '../src/verify/rules.js';
+import { findings, notes } from '../src/verify/rules.js';
 import type { NodeState } from '../src/probes/state.js';
 
 const fixture = (f: string) => readFileSync(join(import.meta.dirname, 'fixtures', 'crictl', f), 'utf8');
@@ -25,7 +25,7 @@ function procs(list: [number, number, string, string[]][]): ReturnType<typeof pa
 const emptyState = (): NodeState => ({
   hostname: 'n', machineId: 'm', pid1: 'systemd', uid: 0, tools: new Set(), paths: [], processes: new Map(),
   k8sCgroups: new Map(), listeners: [], mounts: [], netns: [], links: [], iptables: [], nftTables: [], ipvs: [],
-  units: new Map(), runningUnits: new Set(), containers: [], kubeletHealthy: false, staticPods: [], clusterCAs: [], anchors: [], kubeconfigs: [], bundleTrusts: [],
+  units: new Map(), runningUnits: new Set(), containers: [], kubeletHealthy: false, staticPods: [], clusterCAs: [], anchors: [], kubeconfigs: [], bundleTrusts: [], sysctl: [], routes: [], ipsets: [], installed: [], images: [], dockerImages: [],
 });
 
 describe('probe parsers', () => {
@@ -193,5 +193,63 @@ describe('residue rules', () => {
     expect(unit(s)).toEqual(['activating, no unit file state']);
     s.units = new Map([['kubelet.service', { id: 'kubelet.service', load: 'loaded', active: 'inactive', fileState: 'enabled' }]]);
     expect(unit(s)).toEqual(['inactive, enabled']);
+  });
+});
+
+describe('the footprint: routes, ipsets, the installation, and what is only a warning', () => {
+  it("keeps only routing daemons' routes (BIRD 12, kube-router 17, Felix 80), with what `ip route del` must match", () => {
+    const r = parseRoutes(
+      [
+        '6 10.233.64.0/24 proto 12 ',
+        '10.233.120.0/24 via 198.18.0.250 dev eth0 proto 12 ',
+        '10.240.3.0/24 via 198.18.0.251 dev eth0 table 100 proto 17 metric 20 ',
+        '10.233.121.0/24 via 198.18.0.252 dev eth0 proto 3 ',
+        '192.0.2.0/24 via 198.18.0.253 dev eth0 proto 4 ',
+        '198.18.0.0/24 dev eth0 proto 2 scope 253 src 198.18.0.11 ',
+        '6 fd00:10:233::/64 dev lo proto 12 metric 1024 pref medium',
+      ].join('\n'),
+    );
+    expect(r.map((x) => [x.family, x.spec])).toEqual([
+      [4, 'blackhole 10.233.64.0/24 proto 12'],
+      [4, '10.233.120.0/24 proto 12'],
+      [4, '10.240.3.0/24 table 100 proto 17 metric 20'],
+      [6, 'blackhole fd00:10:233::/64 proto 12 metric 1024'],
+    ]);
+  });
+
+  it('reads the installation with the owners dpkg names, by the merged-/usr name too; a package-owned path is a warning, not residue', () => {
+    const installed = parseInstalled(
+      'installed-binary\t/usr/local/bin/kubelet\0installed-binary\t/usr/bin/etcd\0installed-unit\t/usr/lib/systemd/system/etcd.service\0bogus\t/x\0',
+      'dpkg: /usr/bin/dpkg\netcd-server: /usr/bin/etcd\netcd-server: /lib/systemd/system/etcd.service\ndiversion by foo from: /usr/local/bin/kubelet\n',
+      new Set(['dpkg']),
+    );
+    expect(installed).toEqual([
+      { kind: 'installed-binary', path: '/usr/local/bin/kubelet' },
+      { kind: 'installed-binary', path: '/usr/bin/etcd', owner: 'etcd-server' },
+      { kind: 'installed-unit', path: '/usr/lib/systemd/system/etcd.service', owner: 'etcd-server' },
+    ]);
+    const s = { ...emptyState(), installed, ipsets: ['KUBE-CLUSTER-IP', 'cali40all-ipam-pools', 'cilium_node_set_v4', 'app-blocklist', 'KUBERNETES-ALLOW'], sysctl: ['/etc/sysctl.conf:69:net.ipv4.ip_forward=1'] };
+    expect(findings(s).map((f) => `${f.kind} ${f.subject}`)).toEqual([
+      'ipset KUBE-CLUSTER-IP',
+      'ipset cali40all-ipam-pools',
+      'ipset cilium_node_set_v4',
+      'installed-binary /usr/local/bin/kubelet',
+    ]);
+    // dpkg present but silent (its database unreadable): nothing counts as unowned, so nothing is deleted.
+    expect(parseInstalled('installed-binary\t/usr/local/bin/kubelet\0', '', new Set(['dpkg']))).toEqual([
+      { kind: 'installed-binary', path: '/usr/local/bin/kubelet', owner: 'unknown: the package manager did not answer' },
+    ]);
+    expect(notes(s).join('\n')).toMatch(/kernel settings .*net\.ipv4\.ip_forward=1[\s\S]*\/usr\/bin\/etcd \(etcd-server\)/);
+  });
+
+  it("recognises a user's kubeconfig and a trust anchor by the operator's CA once the node's own PKI is gone", () => {
+    const s: NodeState = {
+      ...emptyState(),
+      kubeconfigs: [{ path: '/home/bob/.kube/config', servers: ['https://lb:6443'], caBodies: ['CLUSTERCA'], caFiles: [] }, { path: '/home/alice/.kube/config', servers: ['https://staging:6443'], caBodies: ['OTHER'], caFiles: [] }],
+      anchors: [{ path: '/usr/local/share/ca-certificates/kube-ca.crt', body: 'CLUSTERCA' }, { path: '/usr/local/share/ca-certificates/app-ca.crt', body: 'APPCA' }],
+    };
+    expect(findings(s).map((f) => f.kind)).toEqual([]);
+    const known = findings({ ...s, operator: { caBodies: ['CLUSTERCA'], servers: [] } }).map((f) => `${f.kind} ${f.subject}`);
+    expect(known).toEqual(['credential /home/bob/.kube/config', 'trust-anchor /usr/local/share/ca-certificates/kube-ca.crt']);
   });
 });

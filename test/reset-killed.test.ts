@@ -8,7 +8,7 @@ import { leftovers } from './helpers/residue.js';
 import { INVENTORY, runJson } from './helpers/run.js';
 
 /** Where decom is killed: right after the run starts on the host, then after each step but the last. */
-const BOUNDARIES = ['host-start', 'backup', 'static-pods', 'kubelet', 'containers', 'processes', 'etcd', 'ports', 'mounts', 'links', 'netns', 'firewall', 'files'];
+const BOUNDARIES = ['host-start', 'backup', 'static-pods', 'kubelet', 'containers', 'processes', 'etcd', 'ports', 'mounts', 'links', 'routes', 'netns', 'firewall', 'trust', 'files'];
 
 const events = (dir: string): Record<string, unknown>[] => {
   const runs = join(dir, 'runs');

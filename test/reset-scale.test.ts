@@ -33,6 +33,7 @@ describe('a node with 20,000 Services (kube-proxy iptables mode)', () => {
       expect.stringMatching(/^iptables-legacy: remove \d+ Kubernetes chains/),
       'nft delete table ip kube-proxy',
       'nft delete table ip6 kube-proxy',
+      expect.stringMatching(/^destroy 5 ipsets: KUBE-CLUSTER-IP, /),
     ]);
     expect(leftovers('node1')).toEqual([]);
     expect(userObjects('node1')).toBe(user);

@@ -94,7 +94,10 @@ describe('decom verify on kubespray-leftovers', () => {
     expect(subjects(r, 'node1', 'pod-logs')).toHaveLength(2);
     expect(subjects(r, 'node1', 'etcd-config')).toEqual(['/etc/etcd.env', '/etc/ssl/etcd', '/etc/ssl/etcd/ssl/ca.pem', '/etc/ssl/etcd/ssl/node-node1.pem', '/var/lib/etcd-events']);
     expect(subjects(r, 'node1', 'cni-state')).toEqual(expect.arrayContaining(['/var/lib/calico', '/etc/calico', '/var/lib/kube-router']));
-    expect((r.hosts[0] as { warnings?: string[] }).warnings).toEqual(['kubeconfig for another cluster (left alone): /home/alice/.kube/config']);
+    expect((r.hosts[0] as { warnings?: string[] }).warnings).toEqual([
+      'kubeconfig for another cluster (left alone): /home/alice/.kube/config',
+      expect.stringMatching(/^kernel settings Kubernetes asks for, left as they are .*: \/etc\/sysctl\.conf:\d+:net\.ipv4\.ip_forward=1; /),
+    ]);
     expect(subjects(r, 'node2', 'static-pod-manifest')).toEqual(['/etc/kubernetes/manifests/nginx-proxy.yaml']);
     expect(subjects(r, 'node2', 'etcd-data')).toEqual([]);
   });

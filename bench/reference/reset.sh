@@ -17,12 +17,14 @@ systemctl disable --now etcd 2>/dev/null
 grep -E ' /var/lib/kubelet/| /run/containerd/io\.containerd\.runtime\.v2\.task/k8s\.io/' /proc/self/mountinfo | awk '{print $5}' | sort -r | xargs -r -n1 umount
 for l in $(ip -o link | awk -F': ' '{print $2}' | sed 's/@.*//' | grep -E '^(veth|cali|cni0|flannel|vxlan\.calico|tunl0|kube-)'); do ip link del "$l"; done
 for n in $(ip netns list | awk '{print $1}' | grep '^cni-'); do ip netns del "$n"; done
+for p in 12 17 80; do ip route show table all proto $p | while read -r r; do ip route del $r proto $p; done; done
 for b in nft legacy; do
   "iptables-$b-save" 2>/dev/null | grep -v -E 'KUBE-|CNI-|cali|FLANNEL|flannel' | "iptables-$b-restore"
 done
 nft delete table ip kube-proxy 2>/dev/null; nft delete table ip6 kube-proxy 2>/dev/null
+for s in $(ipset list -n | grep -E '^(KUBE-|cali40|cilium_)'); do ipset destroy "$s"; done
 rm -f /usr/local/share/ca-certificates/kube-ca.crt /usr/local/share/ca-certificates/etcd-ca.crt && update-ca-certificates >/dev/null
 rm -rf /etc/kubernetes /var/lib/kubelet /etc/cni/net.d /var/lib/cni /run/flannel /var/lib/etcd/member \
   /etc/ssl/etcd /etc/etcd.env /var/lib/etcd-events /root/.kube/config /var/log/pods /var/log/containers \
-  /var/lib/calico /etc/calico /var/lib/kube-router
+  /var/lib/calico /etc/calico /var/lib/kube-router /etc/nginx/nginx.conf /sys/fs/bpf/tc/globals/cilium_*
 true

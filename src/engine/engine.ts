@@ -6,8 +6,8 @@
  */
 import type { Host } from '../inventory/index.js';
 import { TransportError, type Transport } from '../transport/types.js';
-import { ALL_VIEWS, type NodeState, type View } from '../probes/index.js';
-import { findings, type Finding } from '../verify/rules.js';
+import { ALL_VIEWS, PURGE_VIEWS, type NodeState, type View } from '../probes/index.js';
+import { findings, notes, type Finding } from '../verify/rules.js';
 import { acquireScript, releaseScript } from './lock.js';
 import type { Journal } from './journal.js';
 import { roundTrip } from './round-trip.js';
@@ -65,15 +65,22 @@ export interface RunOptions {
   serial?: number;
   /** Stop before the next batch when more than this percentage of a batch failed. */
   maxFailPercent?: number;
+  /** --purge: the installation footprint is residue too (probed, removed, judged). */
+  purge?: boolean;
+  /** What the operator's kubeconfig says the cluster is: recognises its credentials once the node's PKI is gone. */
+  operator?: NodeState['operator'];
 }
 
 const NODE_BACKUPS = '/var/backups/decom';
 
 const residue = (s: NodeState, step: Step): Finding[] => findings(s).filter((f) => step.owns(f));
 
-/** The views a step's round trip re-probes; containers are judged alive by the process list. */
-function viewsOf(step: Step): Set<View> {
-  const v = new Set<View>(step.views);
+/** A full probe: the membership residue, and with --purge the installation footprint. */
+const fullViews = (o: { purge?: boolean }): ReadonlySet<View> => (o.purge ? PURGE_VIEWS : ALL_VIEWS);
+
+/** The views a step's round trip re-probes (within the run's full probe); containers are judged alive by the process list. */
+function viewsOf(step: Step, full: ReadonlySet<View>): Set<View> {
+  const v = new Set<View>(step.views.filter((x) => full.has(x)));
   if (v.has('containers')) v.add('processes');
   return v;
 }
@@ -96,7 +103,8 @@ interface Opened {
 
 /** The first round trip: the node's lock and a full probe; then the interlocks, before anything changes. */
 async function openHost(t: Transport, host: Host, o: RunOptions, planned: PlannedStep[], ctxOf: (p: PlannedStep) => StepContext): Promise<Opened> {
-  const first = await roundTrip(t, { actions: [], views: ALL_VIEWS, sudo: host.become, timeoutSec: 60, preamble: acquireScript(o.runId, o.check) });
+  const first = await roundTrip(t, { actions: [], views: fullViews(o), sudo: host.become, timeoutSec: 60, preamble: acquireScript(o.runId, o.check) });
+  if (o.operator) first.state.operator = o.operator;
   const lock = (first.sections.get('lock') ?? '').trim();
   o.journal.write({ host: host.name, event: 'host-start', check: o.check, hostname: first.state.hostname, lock });
   const [verdict, other] = lock.split(' ');
@@ -127,7 +135,7 @@ function predictStep(state: NodeState, p: PlannedStep, ctx: StepContext): { r: S
  * scripts and the re-probe of the views they touch in ONE round trip, then the
  * step's client-side follow-up (the backup's copy). Judged by the residue it owns.
  */
-async function applyStep(t: Transport, state: NodeState, p: PlannedStep, ctx: StepContext, sudo: boolean, journal: (e: Record<string, unknown>) => void): Promise<{ r: StepResult; state: NodeState }> {
+async function applyStep(t: Transport, state: NodeState, p: PlannedStep, ctx: StepContext, sudo: boolean, full: ReadonlySet<View>, journal: (e: Record<string, unknown>) => void): Promise<{ r: StepResult; state: NodeState }> {
   const started = Date.now();
   const plan = p.step.plan(state, ctx);
   // Before anything runs: a run killed mid-step leaves in its journal what it was doing.
@@ -148,7 +156,7 @@ async function applyStep(t: Transport, state: NodeState, p: PlannedStep, ctx: St
         );
         actions.push({ ...a, ...r, ms: Date.now() - t0 });
       }
-      const trip = await roundTrip(t, { actions: plan.filter((x) => !x.client), views: viewsOf(p.step), prev: state, sudo, timeoutSec: p.step.timeoutSec?.(ctx) ?? 120 }).catch((e: unknown) => {
+      const trip = await roundTrip(t, { actions: plan.filter((x) => !x.client), views: viewsOf(p.step, full), prev: state, sudo, timeoutSec: p.step.timeoutSec?.(ctx) ?? 120 }).catch((e: unknown) => {
         // Lost mid-step: what the node said before it went still goes to the journal.
         actions.push(...((e as { results?: ActionResult[] }).results ?? []));
         throw e;
@@ -229,7 +237,7 @@ async function runHost(host: Host, o: RunOptions): Promise<HostResult> {
       }
       o.emit({ type: 'step-start', host: host.name, step: p.label });
       current = p.label;
-      const done = o.check ? predictStep(state, p, ctxOf(p)) : await applyStep(t, state, p, ctxOf(p), sudo, journal);
+      const done = o.check ? predictStep(state, p, ctxOf(p)) : await applyStep(t, state, p, ctxOf(p), sudo, fullViews(o), journal);
       state = done.state;
       fresh = p.step.reprobe === true;
       const r = done.r;
@@ -244,8 +252,9 @@ async function runHost(host: Host, o: RunOptions): Promise<HostResult> {
       return result;
     }
     // Clean is judged on a full probe: the playbook's last step took one, or one is taken now.
-    if (!o.check && !fresh) state = (await roundTrip(t, { actions: [], views: ALL_VIEWS, prev: state, sudo, timeoutSec: 60 })).state;
+    if (!o.check && !fresh) state = (await roundTrip(t, { actions: [], views: fullViews(o), prev: state, sudo, timeoutSec: 60 })).state;
     result.left = findings(state).filter((f) => f.kind !== 'node-object');
+    result.warnings.push(...notes(state));
     result.clean = result.left.length === 0;
     if (!o.check && result.clean && !o.keepBackupOnNode && result.backup) {
       await t.exec(`rm -rf --one-file-system -- ${q(backupDir)}`, { sudo, timeoutSec: 60 });

@@ -41,3 +41,23 @@ export const stopProcsScript = (procs: Proc[], graceSec: number): string =>
 
 /** Whether PID 1 is systemd: then services are stopped through it, or Restart=always brings them back. */
 export const systemdNode = (pid1: string): boolean => pid1 === 'systemd';
+
+/**
+ * Refuses at the last moment to delete a path with a mount at or below it, judged on
+ * the path resolved (a symlinked /var/lib/kubelet shows in mountinfo under its real
+ * name), with mountinfo's escapes for space, tab and backslash (passed through the
+ * environment: awk -v would undo them).
+ */
+const MOUNTED_BELOW = `
+mounted_below() {
+  # The parent resolved, the name kept: a symlink itself is deleted, never what it points at.
+  d=$(dirname -- "$1") && d=$(readlink -f -- "$d") || return 1
+  r=\${d%/}/$(basename -- "$1")
+  e=$(printf '%s' "$r" | sed 's/\\\\/\\\\134/g; s/ /\\\\040/g; s/\t/\\\\011/g')
+  P=$e awk 'BEGIN { p = ENVIRON["P"] } $5 == p || index($5, p "/") == 1 { found = 1 } END { exit !found }' /proc/self/mountinfo
+}
+`;
+
+/** Deletes a path (a directory with what is below it), never through a mount and never following a symlink. */
+export const deletePathScript = (p: string): string =>
+  `${MOUNTED_BELOW}if mounted_below ${shQuote(p)}; then echo "a mount is at or below $r: nothing deleted"; exit 1; fi\nrm -rf --one-file-system -- ${shQuote(p)}`;

@@ -3,18 +3,18 @@ import type { Transport } from '../transport/types.js';
 import { TransportError } from '../transport/types.js';
 import { ALL_VIEWS, probeScript, type View } from './script.js';
 import {
-  parseCertificates, parseCgroups, parseCrictl, parseKubeconfigs, parseCtr, parseDocker, parseEtcd, parseIpvs, parseIptablesSave, parseLinks, parseManifests,
-  parseMeta, parseMountinfo, parseNetns, parseNftTables, parsePaths, parseProcs, parseSs, parseSystemctlShow, splitSections,
+  parseCertificates, parseCgroups, parseCrictl, parseKubeconfigs, parseCtr, parseDocker, parseDockerImages, parseEtcd, parseInstalled, parseIpvs, parseIptablesSave, parseLinks, parseManifests,
+  parseMeta, parseMountinfo, parseNetns, parseNftTables, parsePaths, parseProcs, parseRoutes, parseSs, parseSystemctlShow, splitSections,
 } from './parse.js';
 import type { NodeState } from './state.js';
 
 export type { Container, NodeState, Proc } from './state.js';
-export { ALL_VIEWS, VIEWS, type View } from './script.js';
+export { ALL_VIEWS, PURGE_VIEWS, VIEWS, type View } from './script.js';
 
 const EMPTY: Omit<NodeState, 'hostname' | 'machineId' | 'pid1' | 'uid' | 'tools'> = {
   paths: [], processes: new Map(), k8sCgroups: new Map(), listeners: [], mounts: [], netns: [], links: [], iptables: [],
   nftTables: [], ipvs: [], units: new Map(), runningUnits: new Set(), containers: [], kubeletHealthy: false, staticPods: [],
-  clusterCAs: [], anchors: [], kubeconfigs: [], bundleTrusts: [],
+  clusterCAs: [], anchors: [], kubeconfigs: [], bundleTrusts: [], sysctl: [], routes: [], ipsets: [], installed: [], images: [], dockerImages: [],
 };
 
 /**
@@ -33,6 +33,7 @@ export function stateFromSections(s: Map<string, string>, prev?: NodeState): Nod
     st.anchors = parseCertificates(get('anchors'));
     st.kubeconfigs = parseKubeconfigs(get('kubeconfigs'));
     st.bundleTrusts = get('bundle').split('\n').filter(Boolean);
+    st.sysctl = get('sysctl').split('\n').filter(Boolean);
   }
   if (has('stat')) {
     st.processes = parseProcs(get('stat'), get('cmdline'));
@@ -41,7 +42,10 @@ export function stateFromSections(s: Map<string, string>, prev?: NodeState): Nod
   if (has('listen')) st.listeners = parseSs(get('listen'));
   if (has('mountinfo')) st.mounts = parseMountinfo(get('mountinfo'));
   if (has('netns')) st.netns = parseNetns(get('netns'));
-  if (has('links')) st.links = parseLinks(get('links'));
+  if (has('links')) {
+    st.links = parseLinks(get('links'));
+    st.routes = parseRoutes(get('routes'));
+  }
   if (has('iptables-nft')) {
     st.iptables = [
       ...parseIptablesSave(get('iptables-nft'), 'nft', 4),
@@ -51,6 +55,12 @@ export function stateFromSections(s: Map<string, string>, prev?: NodeState): Nod
     ];
     st.nftTables = parseNftTables(get('nft-tables'));
     st.ipvs = parseIpvs(get('ipvs'));
+    st.ipsets = get('ipsets').split('\n').map((l) => l.trim()).filter(Boolean);
+  }
+  if (has('installed')) {
+    st.installed = parseInstalled(get('installed'), get('installed-owners'), meta.tools);
+    st.images = get('images').split('\n').map((l) => l.trim()).filter(Boolean);
+    st.dockerImages = parseDockerImages(get('docker-images'), base.dockerImages);
   }
   if (has('unit-cgroups')) {
     st.runningUnits = new Set(get('unit-cgroups').split('\n').filter(Boolean));

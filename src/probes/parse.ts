@@ -2,8 +2,8 @@
  * Pure parsers: raw probe output in, typed views out. Each one takes the text a
  * single command prints and is tested on real output of that command.
  */
-import type { Container, EtcdView, IptablesTable, Kubeconfig, Link, Listener, Mount, Proc, StaticPod, Unit } from './state.js';
-import type { StatePathKind } from './script.js';
+import type { Container, EtcdView, IptablesTable, Kubeconfig, Link, Listener, Mount, Proc, Route, StaticPod, Unit } from './state.js';
+import { INSTALL_PATHS, type InstallKind, type StatePathKind } from './script.js';
 
 const lines = (s: string): string[] => s.split('\n').filter((l) => l.trim() !== '');
 const nulls = (s: string): string[] => s.split('\0').filter((x) => x !== '');
@@ -351,4 +351,70 @@ export function parseKubeconfigs(text: string): Kubeconfig[] {
     }
     return k;
   });
+}
+
+/** Protocols of the routing daemons CNIs run: Calico's BIRD (12), kube-router's GoBGP (17), Calico's Felix (80). */
+const CNI_ROUTE_PROTOS = new Set([12, 17, 80]);
+
+/**
+ * `ip -N -o route show table all` (both families), kept: the routes a CNI's routing
+ * daemon installed. Never the kernel's (2), boot (3) or static (4) ones: the OS's and users'.
+ */
+export function parseRoutes(text: string): Route[] {
+  const out: Route[] = [];
+  for (const l of lines(text)) {
+    const proto = Number(/ proto (\d+)/.exec(l)?.[1]);
+    if (!CNI_ROUTE_PROTOS.has(proto)) continue;
+    // -N prints a route's type as a number before it, unless it is unicast: 6 blackhole, 7 unreachable, 8 prohibit.
+    const m = /^(?:(\d+) )?(\S+)/.exec(l.trim());
+    if (!m) continue;
+    const type = ({ 6: 'blackhole', 7: 'unreachable', 8: 'prohibit', 9: 'throw' } as Record<string, string>)[m[1] ?? ''];
+    const dst = m[2] as string;
+    const table = / table (\d+)/.exec(l)?.[1];
+    const metric = / metric (\d+)/.exec(l)?.[1];
+    const family = dst.includes(':') ? 6 : 4;
+    // What `ip route del` matches on: exactly this route, and never one of another protocol.
+    const spec = [type, dst, table && `table ${table}`, `proto ${proto}`, metric && `metric ${metric}`].filter(Boolean).join(' ');
+    out.push({ spec, family, proto, via: / via (\S+)/.exec(l)?.[1], dev: / dev (\S+)/.exec(l)?.[1] });
+  }
+  return out;
+}
+
+/**
+ * The installation footprint, "KIND\tPATH\0" records, with the owners `dpkg -S` (or
+ * rpm) named: "pkg[, pkg]: /path". `tools` says whether the node has a package manager.
+ */
+export function parseInstalled(text: string, owners: string, tools: ReadonlySet<string> = new Set()): { kind: InstallKind; path: string; owner?: string }[] {
+  const ownerOf = new Map<string, string>();
+  for (const l of lines(owners)) {
+    const m = /^([^:\s][^:]*): (\/.*)$/.exec(l);
+    if (m && !l.startsWith('diversion by')) ownerOf.set(m[2] as string, m[1] as string);
+  }
+  return nulls(text).flatMap((rec) => {
+    const [kind, path] = rec.replace(/^\n/, '').split('\t');
+    if (!kind || !path || !(kind in INSTALL_PATHS)) return [];
+    // A package manager that did not answer for its own binary says nothing of the rest: no path is taken as unowned.
+    const unanswered = (tools.has('dpkg') || tools.has('rpm')) && !ownerOf.has('/usr/bin/dpkg') && !ownerOf.has('/usr/bin/rpm');
+    const owner = ownerOf.get(path) ?? ownerOf.get(path.replace(/^\/usr\//, '/')) ?? (unanswered ? 'unknown: the package manager did not answer' : undefined);
+    return [{ kind: kind as InstallKind, path, ...(owner ? { owner } : {}) }];
+  });
+}
+
+/** "busybox" and "docker.io/library/busybox:latest" are one reference to Docker. */
+const dockerRef = (r: string): string => {
+  const short = r.replace(/^docker\.io\/(library\/)?/, '');
+  return /:[^/]*$/.test(short) || short.includes('@') ? short : `${short}:latest`;
+};
+
+/** `use NAME IMAGE` and `image REPO:TAG` lines: each reference with who uses it; what a run saw Kubernetes use stays known. */
+export function parseDockerImages(text: string, prev: { ref: string; k8s: boolean }[] = []): { ref: string; k8s: boolean; other: boolean }[] {
+  const k8s = new Set(prev.filter((p) => p.k8s).map((p) => p.ref));
+  const other = new Set<string>();
+  const refs: string[] = [];
+  for (const l of lines(text)) {
+    const [what, a, b] = l.split('\t');
+    if (what === 'use' && a && b) (a.startsWith('k8s_') ? k8s : other).add(dockerRef(b));
+    else if (what === 'image' && a && !a.includes('<none>')) refs.push(dockerRef(a));
+  }
+  return refs.map((ref) => ({ ref, k8s: k8s.has(ref), other: other.has(ref) }));
 }

@@ -25,7 +25,47 @@ export const STATE_PATHS = {
   'etcd-config': ['/etc/ssl/etcd', '/etc/ssl/etcd/ssl/*', '/etc/etcd.env', '/var/lib/etcd-events'],
   // Pod logs can hold secrets: the kubelet's files and the runtime's links to them.
   'pod-logs': ['/var/log/pods/*', '/var/log/containers/*'],
+  // Cilium's maps and programs pinned on the BPF filesystem outlive the agent.
+  'bpf-pin': ['/sys/fs/bpf/tc/globals/cilium_*', '/sys/fs/bpf/cilium'],
 } as const;
+
+/**
+ * Shared paths holding a Kubernetes file only by content: kubespray's nginx-proxy
+ * and haproxy configs, the local load balancer to the API servers. A user's nginx
+ * config has no upstream of that name.
+ */
+const PROXY_CONFIGS = ['/etc/nginx/nginx.conf', '/etc/haproxy/haproxy.cfg'];
+const PROXY_MARK = '^[[:space:]]*(upstream kube_apiserver|backend kube_api_backend)\\b';
+
+/** Kernel settings kubespray and kubeadm's guide write into sysctl files: reported, never changed (other workloads may rely on them). */
+const SYSCTL_KEYS = [
+  'net.ipv4.ip_forward', 'net.ipv6.conf.all.forwarding', 'net.bridge.bridge-nf-call-iptables', 'net.bridge.bridge-nf-call-ip6tables',
+  'net.bridge.bridge-nf-call-arptables', 'net.ipv4.ip_local_reserved_ports', 'kernel.keys.root_maxbytes', 'kernel.keys.root_maxkeys',
+  'vm.overcommit_memory', 'kernel.panic', 'kernel.panic_on_oops', 'fs.may_detach_mounts',
+];
+
+/**
+ * The installation footprint (the purge tier), by path and name: what kubespray or
+ * kubeadm's packages put on the node. A path a Debian or RPM package owns is the
+ * package manager's (reported, never deleted).
+ */
+export const INSTALL_PATHS = {
+  'installed-binary': [
+    ...['kubelet', 'kubeadm', 'kubectl', 'crictl', 'etcd', 'etcdctl', 'etcdutl', 'helm', 'calicoctl', 'cri-dockerd', 'nerdctl', 'k8s-certs-renew.sh', 'etcd-scripts']
+      .flatMap((b) => [`/usr/local/bin/${b}`, `/usr/bin/${b}`]),
+    '/opt/cni/bin', '/usr/libexec/kubernetes',
+  ],
+  'installed-unit': [
+    ...['kubelet.service', 'kubelet.service.d', 'etcd.service', 'etcd-events.service', 'calico-node.service', 'k8s-certs-renew.service', 'k8s-certs-renew.timer', 'cri-dockerd.service', 'cri-dockerd.socket']
+      .flatMap((u) => [`/etc/systemd/system/${u}`, `/usr/lib/systemd/system/${u}`, `/etc/systemd/system/*.wants/${u}`]),
+    '/etc/systemd/system/containerd.service.d/http-proxy.conf',
+  ],
+  'installed-config': [
+    '/etc/crictl.yaml', '/etc/modules-load.d/kubespray-*',
+    ...['kubectl', 'kubeadm', 'crictl', 'helm', 'calicoctl', 'nerdctl'].map((c) => `/etc/bash_completion.d/${c}`),
+  ],
+} as const;
+export type InstallKind = keyof typeof INSTALL_PATHS;
 
 /** The cluster's CAs as kubeadm and kubespray lay them out: what trust anchors and kubeconfigs are judged against. */
 export const CLUSTER_CAS = ['/etc/kubernetes/pki/ca.crt', '/etc/kubernetes/ssl/ca.crt', '/etc/ssl/etcd/ssl/ca.pem'];
@@ -41,9 +81,11 @@ export type StatePathKind = keyof typeof STATE_PATHS;
  * What a probe can be asked for. A reset step re-probes only the views its work
  * shows in (one round trip, a fraction of the full probe's cost); verify asks for all.
  */
-export const VIEWS = ['files', 'processes', 'sockets', 'mounts', 'netns', 'links', 'firewall', 'units', 'containers', 'kubelet', 'etcd'] as const;
+export const VIEWS = ['files', 'processes', 'sockets', 'mounts', 'netns', 'links', 'firewall', 'units', 'containers', 'kubelet', 'etcd', 'install'] as const;
 export type View = (typeof VIEWS)[number];
-export const ALL_VIEWS: ReadonlySet<View> = new Set(VIEWS);
+/** A full probe: membership residue. The installation footprint (`install`) only with --purge. */
+export const ALL_VIEWS: ReadonlySet<View> = new Set(VIEWS.filter((v) => v !== 'install'));
+export const PURGE_VIEWS: ReadonlySet<View> = new Set(VIEWS);
 
 /**
  * The shell prelude every node script starts with: PATH, the C locale, and the
@@ -71,6 +113,10 @@ export function probeBody(views: ReadonlySet<View> = ALL_VIEWS): string {
   const paths = Object.entries(STATE_PATHS)
     .flatMap(([kind, globs]) => globs.map((g) => `for p in ${g}; do [ -e "$p" ] || [ -L "$p" ] && printf '%s\\t%s\\0' ${kind} "$p"; done`))
     .join('\n');
+  // IP holds the found paths (none has a space or newline: they are fixed names) for the ownership query.
+  const install = Object.entries(INSTALL_PATHS)
+    .flatMap(([kind, globs]) => globs.map((g) => `for p in ${g}; do [ -e "$p" ] || [ -L "$p" ] && printf '%s\\t%s\\0' ${kind} "$p" && IP="$IP $p"; done`))
+    .join('\n');
   return `
 exec 2>/dev/null
 s meta
@@ -79,10 +125,11 @@ v=; read -r v < /etc/machine-id; printf 'machine_id=%s\\n' "$v"
 read -r PID1 < /proc/1/comm; printf 'pid1=%s\\n' "$PID1"
 # The effective uid (Uid: real effective saved fs), without forking id -u.
 while read -r k _ v _; do [ "$k" = Uid: ] && printf 'uid=%s\\n' "$v" && break; done < /proc/self/status
-for t in crictl ctr docker etcdctl iptables-nft-save iptables-legacy-save ip6tables-nft-save ip6tables-legacy-save iptables-save nft ss systemctl ipvsadm; do has "$t" && printf 'tool=%s\\n' "$t"; done
+for t in crictl ctr docker etcdctl iptables-nft-save iptables-legacy-save ip6tables-nft-save ip6tables-legacy-save iptables-save nft ss systemctl ipvsadm ipset dpkg rpm; do has "$t" && printf 'tool=%s\\n' "$t"; done
 ${v('files', `
 s paths
 ${paths}
+for p in ${PROXY_CONFIGS.join(' ')}; do [ -f "$p" ] && grep -q -E '${PROXY_MARK}' "$p" && printf 'kubernetes-config\\t%s\\0' "$p"; done
 # Certificates and kubeconfigs, judged by content on the client: FILE NUL CONTENT NUL.
 s cluster-cas
 for f in ${CLUSTER_CAS.join(' ')}; do [ -f "$f" ] && { printf '%s\\0' "$f"; cat "$f"; printf '\\0'; }; done
@@ -93,7 +140,11 @@ s kubeconfigs
 for f in ${KUBECONFIGS.join(' ')}; do [ -f "$f" ] && { printf '%s\\0' "$f"; grep -o -E '(certificate-authority-data|certificate-authority|server):[[:space:]]*[^,}[:space:]]+' "$f"; printf '\\0'; }; done
 s bundle
 # Which cluster CA the built bundle still trusts: a line of its base64 found there.
-for f in ${CLUSTER_CAS.join(' ')}; do [ -f "$f" ] && l=$(sed -n 2p "$f") && [ -n "$l" ] && grep -q -F -- "$l" ${CA_BUNDLE} && printf '%s\\n' "$f"; done`)}
+for f in ${CLUSTER_CAS.join(' ')}; do [ -f "$f" ] && l=$(sed -n 2p "$f") && [ -n "$l" ] && grep -q -F -- "$l" ${CA_BUNDLE} && printf '%s\\n' "$f"; done
+s sysctl
+# Not through a link: Debian's /etc/sysctl.d/99-sysctl.conf is /etc/sysctl.conf.
+set --; for f in /etc/sysctl.conf /etc/sysctl.d/*.conf; do [ -f "$f" ] && [ ! -L "$f" ] && set -- "$@" "$f"; done
+[ $# -gt 0 ] && grep -H -n -E '^[[:space:]]*(${SYSCTL_KEYS.map((k) => k.replace(/\./g, '\\.')).join('|')})[[:space:]]*=' "$@"`)}
 
 # Processes straight from /proc (ps reads five files per process): pid, comm, ppid
 # and start time from stat, argv from cmdline. grep -H prefixes every line with the
@@ -123,7 +174,10 @@ s netns
 for n in /run/netns/*; do [ -e "$n" ] && printf '%s\\0' "$n"; done`)}
 ${v('links', `
 s links
-ip -o link show`)}
+ip -o link show
+s routes
+# -N: protocols as numbers (12 BIRD, 17 kube-router, 80 Calico's Felix), whatever rt_protos names them.
+ip -N -o route show table all; ip -N -o -6 route show table all`)}
 ${v('firewall', `
 # Both backends: a node that switched (or ran two kube-proxy versions) carries both.
 # Legacy tables are read only when the kernel has them loaded: reading must not load modules.
@@ -140,7 +194,9 @@ s nft-tables
 # (15 s beside iptables-nft's tables of 20,000 Services), one table by name only its own.
 if has nft; then for f in ip ip6; do nft list table "$f" kube-proxy >/dev/null 2>&1 && printf 'table %s kube-proxy\\n' "$f"; done; fi
 s ipvs
-[ -r /proc/net/ip_vs ] && cat /proc/net/ip_vs`)}
+[ -r /proc/net/ip_vs ] && cat /proc/net/ip_vs
+s ipsets
+has ipset && ipset list -n`)}
 ${v('units', `
 s unit-cgroups
 # A unit's cgroup exists only while systemd runs it (v1, hybrid, v2).
@@ -200,6 +256,27 @@ if running etcd && has etcdctl; then
   printf 'status='; et endpoint status -w json | tr -d '\\n'; printf '\\n'
   printf 'members='; et member list -w json | tr -d '\\n'; printf '\\n'
   printf 'health='; et endpoint health --cluster -w json | tr -d '\\n'; printf '\\n'
+fi`)}
+${v('install', `
+s installed
+IP=
+${install}
+# Which of them a package owns: those are the package manager's to remove.
+s installed-owners
+# Asked also by the name without /usr: on a merged-/usr system dpkg knows /lib/systemd/… and /bin/….
+set --; for p in $IP; do set -- "$@" "$p"; case $p in /usr/lib/*|/usr/bin/*|/usr/sbin/*) set -- "$@" "\${p#/usr}" ;; esac; done
+# The package manager's own binary is asked too: its answer proves the query worked.
+if [ $# -gt 0 ]; then
+  if has dpkg; then dpkg -S /usr/bin/dpkg "$@"; elif has rpm; then for p in /usr/bin/rpm "$@"; do o=$(rpm -qf --qf '%{NAME}' "$p") && printf '%s: %s\\n' "$o" "$p"; done; fi
+fi
+s images
+# The images of containerd's k8s.io namespace: only through the runtime (never its directories).
+running containerd && has ctr && $T ctr -n k8s.io images ls -q
+s docker-images
+# Docker's image references and which containers use them: one only Kubernetes' k8s_* containers use is Kubernetes'.
+if running dockerd && has docker; then
+  $T docker ps -a --no-trunc --format 'use\t{{.Names}}\t{{.Image}}'
+  $T docker images --format 'image\t{{.Repository}}:{{.Tag}}'
 fi`)}
 s end
 `;

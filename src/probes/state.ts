@@ -1,4 +1,4 @@
-import type { StatePathKind } from './script.js';
+import type { InstallKind, StatePathKind } from './script.js';
 
 /** A node as one probe saw it: typed views, no judgement (rules live in src/verify). */
 export interface NodeState {
@@ -40,6 +40,37 @@ export interface NodeState {
   kubeconfigs: Kubeconfig[];
   /** Cluster CA paths whose certificate the built bundle (/etc/ssl/certs/ca-certificates.crt) still holds. */
   bundleTrusts: string[];
+  /** Lines of sysctl files that set a kernel setting Kubernetes asks for: "FILE:LINE:TEXT". */
+  sysctl: string[];
+  /** Routes that a routing daemon (not the kernel, the OS or a user) installed. */
+  routes: Route[];
+  /** ipset names. */
+  ipsets: string[];
+  /** The installation footprint found (only probed with --purge), with the package that owns a path. */
+  installed: { kind: InstallKind; path: string; owner?: string }[];
+  /** Image references in containerd's k8s.io namespace (only probed with --purge, while containerd runs). */
+  images: string[];
+  /**
+   * Docker's image references (cri-dockerd nodes, only probed with --purge), with
+   * whether a Kubernetes container (k8s_*) used it during this run and whether another uses it.
+   */
+  dockerImages: { ref: string; k8s: boolean; other: boolean }[];
+  /**
+   * What the operator's kubeconfig says this cluster is (its CA, its API server): set by
+   * the client, not probed, so users' kubeconfigs and trust anchors are still recognised
+   * once /etc/kubernetes is gone from the node.
+   */
+  operator?: { caBodies: string[]; servers: string[] };
+}
+
+export interface Route {
+  /** What `ip route del` needs to match exactly this route: "blackhole 10.233.64.0/24 proto 12". */
+  spec: string;
+  family: 4 | 6;
+  /** The route's protocol number. */
+  proto: number;
+  via?: string;
+  dev?: string;
 }
 
 export interface Kubeconfig {

@@ -8,7 +8,7 @@ import { createInterface } from 'node:readline/promises';
 import { loadInventory, resolveTargets, type Host } from '../inventory/index.js';
 import { connector } from '../transport/connector.js';
 import { inputError, UserError } from '../util/errors.js';
-import { kubeconfigPath } from '../cluster/kubeconfig.js';
+import { kubeconfigPath, operatorIdentity } from '../cluster/kubeconfig.js';
 import { Journal, stateDir } from '../engine/journal.js';
 import { runExitCode, runFleet, type PlannedStep } from '../engine/engine.js';
 import { STEPS, shellStep } from '../steps/index.js';
@@ -34,6 +34,7 @@ export interface RunFlags {
   allowMany: boolean;
   keepBackupOnNode: boolean;
   stateDir?: string;
+  purge: boolean;
 }
 
 const count = (flag: string, v: string | undefined, min: number): number | undefined => {
@@ -113,10 +114,11 @@ export async function runCommand(inventoryFile: string, targets: string[], flags
   const runId = `${new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${randomBytes(3).toString('hex')}`;
   const dir = stateDir(flags.stateDir);
   const journal = new Journal(dir, runId);
-  journal.write({ event: 'run-start', playbook: playbook.file, check: flags.check, hosts: hosts.map((h) => h.name), argv: process.argv.slice(2) });
+  journal.write({ event: 'run-start', playbook: playbook.file, check: flags.check, purge: flags.purge, hosts: hosts.map((h) => h.name), argv: process.argv.slice(2) });
   process.stderr.write(`decom: run ${runId}${flags.check ? ' (check: nothing will be changed)' : ''}, journal ${journal.file}\n`);
 
   const { connect, close } = await connector(hosts, flags);
+  const operator = kubeconfig ? await operatorIdentity(kubeconfig) : undefined;
 
   const live = flags.output === 'text' && process.stderr.isTTY && !process.env.CI;
   const reporter: Reporter = live ? await liveReporter(hosts.map((h) => h.name)) : plainReporter(process.stderr, flags.check);
@@ -129,6 +131,8 @@ export async function runCommand(inventoryFile: string, targets: string[], flags
     steps: (h) => stepsOf.get(h.name)!,
     operatorBackupDir: (h) => join(dir, 'backups', runId, h),
     keepBackupOnNode: flags.keepBackupOnNode,
+    purge: flags.purge,
+    ...(operator ? { operator } : {}),
     ...(forks !== undefined ? { forks } : {}),
     ...(serial !== undefined ? { serial } : {}),
     ...(maxFailPercent !== undefined ? { maxFailPercent } : {}),

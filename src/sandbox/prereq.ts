@@ -22,6 +22,8 @@ const PROGRAMS: Record<string, { path: string; pkg: string }> = {
   etcd: { path: '/usr/bin/etcd', pkg: 'etcd-server' },
   etcdctl: { path: '/usr/bin/etcdctl', pkg: 'etcd-client' },
   dockerd: { path: '/usr/sbin/dockerd', pkg: 'docker.io' },
+  ipset: { path: '/usr/sbin/ipset', pkg: 'ipset' },
+  bpftool: { path: '/usr/sbin/bpftool', pkg: 'bpftool' },
 };
 
 export type Program = keyof typeof PROGRAMS;

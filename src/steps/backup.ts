@@ -16,7 +16,8 @@ import { CA_BUNDLE } from '../probes/script.js';
 import { q } from '../engine/sh.js';
 
 /** Residue whose loss could not be undone without a copy. */
-const WORTH_KEEPING: ReadonlySet<Kind> = new Set(['static-pod-manifest', 'kubernetes-config', 'kubelet-state', 'cni-config', 'iptables', 'nftables', 'etcd-config', 'credential', 'trust-anchor']);
+const WORTH_KEEPING: ReadonlySet<Kind> = new Set(['static-pod-manifest', 'kubernetes-config', 'kubelet-state', 'cni-config', 'iptables', 'nftables', 'ipset', 'etcd-config', 'credential', 'trust-anchor', 'installed-unit', 'installed-config']);
+const EXTRA: ReadonlySet<Kind> = new Set(['credential', 'trust-anchor', 'kubernetes-config', 'installed-unit', 'installed-config']);
 const FILES = ['etc/kubernetes', 'var/lib/kubelet/config.yaml', 'var/lib/kubelet/kubeadm-flags.env', 'var/lib/kubelet/pki', 'etc/cni/net.d', 'etc/ssl/etcd', 'etc/etcd.env'];
 
 const README = (host: string, run: string) => `decom backup of ${host}, run ${run}
@@ -25,9 +26,11 @@ It holds private keys and credentials (kubeconfigs, the cluster's PKI): keep it 
 
 files.tar.gz          /etc/kubernetes (kubeconfigs, PKI, static-pod manifests), the kubelet's
                       config.yaml, kubeadm-flags.env and pki/, /etc/cni/net.d, /etc/ssl/etcd,
-                      /etc/etcd.env, users' kubeconfigs for this cluster, its trust anchors
+                      /etc/etcd.env, users' kubeconfigs for this cluster, its trust anchors,
+                      kubespray's API proxy config; with --purge the unit files and tool configs
 *.rules               iptables-save of each backend and family before the reset
 nftables.conf         kube-proxy's nftables tables before the reset (nft -f nftables.conf)
+ipsets.save           every ipset before the reset (ipset restore < ipsets.save)
 SHA256SUMS            checked after the copy
 
 To restore (on the node, as root):
@@ -48,7 +51,10 @@ export const backup: Step = {
     if (!kinds.length) return [];
     const B = q(ctx.backupDir);
     // Credentials and trust anchors outside the fixed paths (users' kubeconfigs, the trust store), relative to /.
-    const extra = findings(s).filter((f) => (f.kind === 'credential' || f.kind === 'trust-anchor') && f.subject.startsWith('/') && f.subject !== CA_BUNDLE).map((f) => f.subject.slice(1));
+    // Also kubespray's API proxy config (by content) and, with --purge, the units and tool configs.
+    const extra = findings(s)
+      .filter((f) => EXTRA.has(f.kind) && f.subject.startsWith('/') && f.subject !== CA_BUNDLE && !f.subject.startsWith('/etc/kubernetes/'))
+      .map((f) => f.subject.slice(1));
     return [
       {
         what: `back up ${kinds.join(', ')} to ${ctx.backupDir} and copy it to ${ctx.operatorBackupDir}`,
@@ -61,6 +67,7 @@ if has iptables-nft-save; then dump iptables-nft-save iptables-nft-v4.rules; els
 if has ip6tables-nft-save; then dump ip6tables-nft-save iptables-nft-v6.rules; else dump ip6tables-save iptables-nft-v6.rules; fi
 v=; read -r v < /proc/net/ip_tables_names 2>/dev/null || true; [ -z "$v" ] || dump iptables-legacy-save iptables-legacy-v4.rules
 v=; read -r v < /proc/net/ip6_tables_names 2>/dev/null || true; [ -z "$v" ] || dump ip6tables-legacy-save iptables-legacy-v6.rules
+if has ipset; then ipset save > ${B}/ipsets.save; fi
 # kube-proxy's nftables tables only: the rest of the ruleset is not touched (and listing it all is slow).
 if has nft; then for f in ip ip6; do nft list table "$f" kube-proxy >> ${B}/nftables.conf 2>/dev/null || true; done; fi
 cd ${B}; rm -f SHA256SUMS; set -- *; sha256sum -- "$@" > SHA256SUMS`,

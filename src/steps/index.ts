@@ -8,14 +8,15 @@ import type { Step } from '../engine/step.js';
 import { backup } from './backup.js';
 import { files } from './files.js';
 import { firewall } from './firewall.js';
-import { links, mounts, netns } from './kernel.js';
+import { links, mounts, netns, routes } from './kernel.js';
+import { images, installed } from './purge.js';
 import { containers, ports, processes, staticPods } from './pods.js';
 import { etcd, kubelet } from './services.js';
 import { trust } from './trust.js';
 import { verify } from './verify.js';
 
 export const STEPS: Record<string, Step> = Object.fromEntries(
-  [backup, staticPods, kubelet, containers, processes, etcd, ports, mounts, links, netns, firewall, trust, files, verify].map((s) => [s.name, s]),
+  [backup, staticPods, kubelet, containers, processes, etcd, ports, mounts, links, routes, netns, firewall, trust, files, installed, images, verify].map((s) => [s.name, s]),
 );
 
 /** A playbook's `shell:` step: runs when its `check:` says there is work (always, without one); owns no residue. */

@@ -1,7 +1,8 @@
 /**
  * Kernel objects Kubernetes leaves: mounts (deepest first; one that will not go
  * fails the step and names its holder, and nothing below it is ever deleted), CNI
- * links by name, then the cni-* network namespaces.
+ * links by name, the routes the CNI's routing daemon left, then the cni-* network
+ * namespaces.
  */
 import { z } from 'zod';
 import type { NodeState } from '../probes/index.js';
@@ -70,6 +71,23 @@ export const links: Step = {
     const gone = new Set(findings(s).filter((f) => f.kind === 'cni-link').map((f) => f.subject));
     return { ...s, links: s.links.filter((l) => !gone.has(l.name)) };
   },
+};
+
+/** Routes the CNI's routing daemon installed (BIRD's pod routes and blackholes, kube-router's BGP routes); routes through a deleted link went with it. */
+export const routes: Step = {
+  name: 'routes',
+  description: "delete the routes Calico's BIRD and Felix and kube-router's BGP installed (by their protocol number), never a route of the kernel's, the OS's or a user's",
+  params: z.object({}),
+  owns: (f) => f.kind === 'route',
+  views: ['links'],
+  plan(s) {
+    return s.routes.map((r) => ({
+      what: `delete route ${r.spec}${r.via ? ` via ${r.via}` : ''}`,
+      // The protocol is part of the match: a user's route to the same prefix is never hit.
+      script: `ip${r.family === 6 ? ' -6' : ''} route del ${r.spec.split(' ').map(q).join(' ')}`,
+    }));
+  },
+  after: (s) => ({ ...s, routes: [] }),
 };
 
 export const netns: Step = {

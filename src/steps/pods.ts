@@ -6,8 +6,8 @@
 import { z } from 'zod';
 import type { Container, NodeState } from '../probes/index.js';
 import { K8S_TASKS, killProcesses, removeContainers, removePaths } from '../engine/model.js';
-import type { Duplex } from 'node:stream';
-import type { Action, NodeIo, Step } from '../engine/step.js';
+import type { Action, Step } from '../engine/step.js';
+import { dockerRemove } from './docker.js';
 import { findings } from '../verify/rules.js';
 import { etcdInterlock } from './services.js';
 import { q, stopProcsScript, systemdNode } from '../engine/sh.js';
@@ -59,30 +59,6 @@ export const staticPods: Step = {
   timeoutSec: (ctx) => Number(ctx.params.timeoutSec) + 30,
 };
 
-/** The Docker socket, reached through the host's SSH connection: no docker CLI needed on the node. */
-const DOCKER_SOCKET = '/var/run/docker.sock';
-
-async function removeDockerContainers(node: NodeIo, ids: string[]): Promise<string> {
-  const [{ default: Docker }, { Agent }] = await Promise.all([import('dockerode'), import('node:http')]);
-  // Each request of the Docker API goes over a stream the host's connection opens.
-  const agent = new Agent({ keepAlive: false });
-  (agent as unknown as { createConnection: unknown }).createConnection = (_: unknown, cb: (e: Error | null, s?: Duplex) => void) => {
-    node.openUnixSocket(DOCKER_SOCKET).then((sock) => cb(null, sock), (e: Error) => cb(e));
-  };
-  const docker = new Docker({ protocol: 'http', host: 'docker', port: 80, agent } as ConstructorParameters<typeof Docker>[0]);
-  const gone: string[] = [];
-  for (const id of ids) {
-    try {
-      await docker.getContainer(id).remove({ force: true, v: false });
-      gone.push(id.slice(0, 12));
-    } catch (e) {
-      if ((e as { statusCode?: number }).statusCode === 404) continue; // already gone
-      throw new Error(`docker: removing ${id.slice(0, 12)}: ${(e as Error).message}`);
-    }
-  }
-  return `removed ${gone.join(' ') || 'nothing (already gone)'}`;
-}
-
 /**
  * containerd's k8s.io containers through crictl when the node has it, else ctr; a
  * stopped containerd is started for the removal and stopped again (it keeps its
@@ -129,7 +105,7 @@ export const containers: Step = {
       actions.push({
         what: `remove ${dk.length} Docker k8s_* container${dk.length === 1 ? '' : 's'} through the Docker API: ${dk.map((c) => c.name).join(', ')}`,
         script: `(Docker API over the SSH connection) DELETE /containers/ID?force=true for ${dk.map((c) => c.id.slice(0, 12)).join(' ')}`,
-        client: (node) => removeDockerContainers(node, dk.map((c) => c.id)),
+        client: (node) => dockerRemove(node, 'containers', dk.map((c) => c.id)),
       });
     }
     return actions;

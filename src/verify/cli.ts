@@ -1,6 +1,6 @@
 import { loadInventory, resolveTargets, type Host } from '../inventory/index.js';
 import { connector } from '../transport/connector.js';
-import { kubeconfigPath } from '../cluster/kubeconfig.js';
+import { kubeconfigPath, operatorIdentity } from '../cluster/kubeconfig.js';
 import { exitCode, renderJson, renderText, verify } from './verify.js';
 
 export interface VerifyFlags {
@@ -11,6 +11,7 @@ export interface VerifyFlags {
   acceptNewHostKeys: boolean;
   kubeconfig?: string;
   details: boolean;
+  purge: boolean;
 }
 
 export async function verifyCommand(inventoryFile: string, targets: string[], flags: VerifyFlags): Promise<number> {
@@ -21,7 +22,8 @@ export async function verifyCommand(inventoryFile: string, targets: string[], fl
   const cluster = kubeconfig
     ? async (hs: Host[]) => (await import('../cluster/nodes.js')).registeredNodes(kubeconfig, hs.map((h) => h.name))
     : undefined;
-  const reports = await verify(hosts, { connect, cluster }).finally(close);
+  const operator = kubeconfig ? await operatorIdentity(kubeconfig) : undefined;
+  const reports = await verify(hosts, { connect, cluster, purge: flags.purge, ...(operator ? { operator } : {}) }).finally(close);
   process.stdout.write(flags.output === 'json' ? renderJson(reports) : renderText(reports, { details: flags.details }));
   return exitCode(reports);
 }

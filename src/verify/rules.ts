@@ -5,7 +5,7 @@
  * containers, mounts, files) and never miss what is.
  */
 import type { NodeState, Proc } from '../probes/state.js';
-import { CA_BUNDLE } from '../probes/script.js';
+import { CA_BUNDLE, type StatePathKind } from '../probes/script.js';
 
 /** The stable vocabulary of finding kinds (documented in the README). */
 export const KINDS = [
@@ -34,6 +34,14 @@ export const KINDS = [
   'pod-logs',
   'credential',
   'trust-anchor',
+  'route',
+  'ipset',
+  'bpf-pin',
+  // The installation footprint: only with --purge.
+  'installed-binary',
+  'installed-unit',
+  'installed-config',
+  'image',
   'node-object',
 ] as const;
 export type Kind = (typeof KINDS)[number];
@@ -80,6 +88,10 @@ export function mentionsKubernetes(spec: string): boolean {
   return (target !== undefined && K8S_CHAIN.test(target)) || K8S_COMMENT.test(spec);
 }
 
+/** ipsets of kube-proxy's IPVS mode, kube-router, Calico (cali40…, cali60…), Cilium and Weave, by name. */
+const K8S_IPSET = /^(KUBE-|kube-router-|cali[46]0|cilium_|weave-)/;
+export const isKubernetesIpset = (name: string): boolean => K8S_IPSET.test(name);
+
 /** Daemons that exist only for Kubernetes; containerd and dockerd also serve other users. */
 const K8S_ONLY_DAEMONS = new Set(['cri-dockerd', 'crio']);
 
@@ -112,9 +124,9 @@ export function kubeletUnitState(s: NodeState): string | undefined {
 
 /** Kubeconfigs in users' homes for THIS cluster: its CA (by content or path), or its API server. Another cluster's are not ours. */
 export function clusterKubeconfigs(s: NodeState): { path: string; why: string }[] {
-  const cas = new Set(s.clusterCAs.map((c) => c.body));
+  const cas = new Set(clusterCABodies(s));
   const own = s.kubeconfigs.filter((k) => k.path.startsWith('/etc/kubernetes/'));
-  const servers = new Set(own.flatMap((k) => k.servers));
+  const servers = new Set([...own.flatMap((k) => k.servers), ...(s.operator?.servers ?? [])]);
   const out: { path: string; why: string }[] = [];
   for (const k of s.kubeconfigs) {
     if (k.path.startsWith('/etc/kubernetes/')) continue; // reported as kubernetes-config
@@ -136,13 +148,57 @@ export const foreignKubeconfigs = (s: NodeState): string[] => {
   return s.kubeconfigs.filter((k) => !k.path.startsWith('/etc/kubernetes/') && !ours.has(k.path)).map((k) => k.path);
 };
 
+/** The cluster's CA certificates (PEM bodies): those on the node, and the one the operator's kubeconfig trusts. */
+const clusterCABodies = (s: NodeState): string[] => [...s.clusterCAs.map((c) => c.body), ...(s.operator?.caBodies ?? [])];
+
 /** Trust anchors whose certificate is one of the cluster's CAs (by content: a user's CA stays). */
 export function clusterAnchors(s: NodeState): { path: string; ca: string }[] {
   return s.anchors.flatMap((a) => {
-    const ca = s.clusterCAs.find((c) => c.body === a.body);
-    return ca ? [{ path: a.path, ca: ca.path }] : [];
+    const ca = s.clusterCAs.find((c) => c.body === a.body)?.path ?? (s.operator?.caBodies.includes(a.body) ? "the operator kubeconfig's CA" : undefined);
+    return ca ? [{ path: a.path, ca }] : [];
   });
 }
+
+/** Registries and repositories of Kubernetes' and the CNIs' own images. */
+const K8S_IMAGE = /^(registry\.k8s\.io|k8s\.gcr\.io|ghcr\.io\/flannel-io|quay\.io\/(calico|cilium|tigera|coreos\/flannel)|calico|flannel|rancher\/mirrored-flannelcni-|kubernetesui)\//;
+
+/**
+ * Docker images that are Kubernetes': no other container uses them, and a Kubernetes
+ * container used them during this run (cri-dockerd keeps no other record) or they come
+ * from a Kubernetes registry.
+ */
+export const kubernetesDockerImages = (s: NodeState) => s.dockerImages.filter((d) => !d.other && (d.k8s || K8S_IMAGE.test(d.ref)));
+
+/** Installed files a package owns: the package manager's to remove, so only worth a word. */
+export const packageOwned = (s: NodeState) => s.installed.filter((i) => i.owner);
+
+/**
+ * What the user should know that is not residue and that decom leaves alone: another
+ * cluster's kubeconfigs, the kernel settings Kubernetes asked for, package-owned files.
+ */
+export function notes(s: NodeState): string[] {
+  const out: string[] = [];
+  const foreign = foreignKubeconfigs(s);
+  if (foreign.length) out.push(`kubeconfig${foreign.length === 1 ? '' : 's'} for another cluster (left alone): ${foreign.join(', ')}`);
+  if (s.sysctl.length) out.push(`kernel settings Kubernetes asks for, left as they are (other workloads may rely on them): ${s.sysctl.join('; ')}`);
+  const owned = packageOwned(s);
+  if (owned.length) out.push(`installed by packages, left to the package manager (apt-get purge / dnf remove): ${owned.map((i) => `${i.path} (${i.owner})`).join(', ')}`);
+  return out;
+}
+
+function pathDetail(kind: StatePathKind, path: string): string {
+  if (kind === 'static-pod-manifest') return 'the kubelet runs this pod while the file exists';
+  if (kind === 'bpf-pin') return "Cilium's, pinned on the BPF filesystem (it outlives the agent)";
+  if (kind === 'kubernetes-config' && !path.startsWith('/etc/kubernetes/')) return "kubespray's local load balancer to the API servers (judged by its upstream)";
+  return 'left on disk';
+}
+
+const ROUTE_OWNER: Record<number, string> = { 12: "Calico's BIRD", 17: "kube-router's BGP", 80: "Calico's Felix" };
+const INSTALLED_WHAT: Record<'installed-binary' | 'installed-unit' | 'installed-config', string> = {
+  'installed-binary': 'installed by kubespray or kubeadm (no package owns it)',
+  'installed-unit': 'a systemd unit or drop-in of Kubernetes (no package owns it)',
+  'installed-config': 'configuration of a Kubernetes tool (no package owns it)',
+};
 
 export function findings(s: NodeState): Finding[] {
   const out: Finding[] = [];
@@ -153,7 +209,7 @@ export function findings(s: NodeState): Finding[] {
     if (kind === 'kubernetes-config' && path === '/etc/kubernetes/manifests') continue; // its entries are reported one by one
     // etcd's private keys are credentials: whoever holds them can read and write the cluster's state.
     if (kind === 'etcd-config' && path.endsWith('-key.pem')) add('credential', path, "a private key of the cluster's etcd PKI");
-    else add(kind, path, kind === 'static-pod-manifest' ? 'the kubelet runs this pod while the file exists' : 'left on disk');
+    else add(kind, path, pathDetail(kind, path));
   }
   for (const k of clusterKubeconfigs(s)) add('credential', k.path, `a kubeconfig for this cluster (${k.why}) outside /etc/kubernetes`);
   for (const a of clusterAnchors(s)) add('trust-anchor', a.path, `the cluster CA ${a.ca} in the system trust store`);
@@ -223,6 +279,15 @@ export function findings(s: NodeState): Finding[] {
   }
   for (const t of s.nftTables) if (t.name === 'kube-proxy') add('nftables', `${t.family} ${t.name}`, "kube-proxy's nftables mode");
   for (const v of s.ipvs) add('ipvs', v, 'IPVS virtual service (kube-proxy IPVS mode)');
+  for (const n of s.ipsets) if (isKubernetesIpset(n)) add('ipset', n, 'ipset of kube-proxy or a CNI');
+  for (const r of s.routes) {
+    add('route', r.spec, `${ROUTE_OWNER[r.proto] ?? `protocol ${r.proto}`}${r.via ? ` via ${r.via}` : ''}${r.dev ? ` dev ${r.dev}` : ''}`);
+  }
+
+  // The purge tier: present only when the probe was asked for it.
+  for (const i of s.installed) if (!i.owner) add(i.kind, i.path, INSTALLED_WHAT[i.kind]);
+  for (const ref of s.images) add('image', ref, "in containerd's k8s.io namespace");
+  for (const d of kubernetesDockerImages(s)) add('image', `docker ${d.ref}`, d.k8s ? "a Docker image only Kubernetes' containers used" : "a Docker image from a Kubernetes registry that no container uses");
 
   return out;
 }

@@ -5,8 +5,8 @@
 import type { Host } from '../inventory/index.js';
 import type { Transport } from '../transport/types.js';
 import { TransportError } from '../transport/types.js';
-import { probeNode } from '../probes/index.js';
-import { findings, foreignKubeconfigs, type Finding } from './rules.js';
+import { ALL_VIEWS, PURGE_VIEWS, probeNode, type NodeState } from '../probes/index.js';
+import { findings, notes, type Finding } from './rules.js';
 import { printable, renderSummary, summarizeFindings } from './report.js';
 import type { NodeCheck } from '../cluster/nodes.js';
 
@@ -25,16 +25,21 @@ export interface VerifyOptions {
   connect: (host: Host) => Promise<Transport>;
   /** The cluster side (a Node object still registered), by host name. */
   cluster?: (hosts: Host[]) => Promise<NodeCheck>;
+  /** The installation footprint is residue too (`verify --purge`). */
+  purge?: boolean;
+  /** What the operator's kubeconfig says the cluster is. */
+  operator?: NodeState['operator'];
 }
 
 async function verifyHost(host: Host, opts: VerifyOptions): Promise<HostReport> {
   let t: Transport | undefined;
   try {
     t = await opts.connect(host);
-    const state = await probeNode(t, { sudo: host.become });
+    const state = await probeNode(t, { sudo: host.become, views: opts.purge ? PURGE_VIEWS : ALL_VIEWS });
+    if (opts.operator) state.operator = opts.operator;
     const report: HostReport = { host: host.name, reachable: true, clean: true, findings: findings(state) };
-    const foreign = foreignKubeconfigs(state);
-    if (foreign.length) report.warnings = [`kubeconfig${foreign.length === 1 ? '' : 's'} for another cluster (left alone): ${foreign.join(', ')}`];
+    const said = notes(state);
+    if (said.length) report.warnings = said;
     if (state.uid !== 0) {
       report.warnings = [...(report.warnings ?? []), `the probe ran as uid ${state.uid}, not root: port holders, iptables and some mounts may be hidden (set ansible_become)`];
     }

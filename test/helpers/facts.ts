@@ -24,10 +24,16 @@ const SECTIONS: Record<string, string> = {
   kubeletEnabled: 'systemctl is-enabled kubelet 2>/dev/null; true',
   kubeletProc: 'pgrep -x kubelet || true',
   manifests: 'ls /etc/kubernetes/manifests 2>/dev/null',
-  files: 'for f in /etc/kubernetes/admin.conf /etc/kubernetes/kubelet.conf /etc/kubernetes/pki/ca.crt /var/lib/kubelet/config.yaml /var/lib/kubelet/pki/kubelet-client-current.pem /etc/cni/net.d/10-flannel.conflist /var/lib/etcd/member/wal /etc/systemd/system/kubelet.service /etc/app/app.conf /etc/ssl/etcd /etc/etcd.env /var/lib/etcd-events /root/.kube/config /var/log/pods/* /var/log/containers/* /var/lib/calico /etc/calico /var/lib/kube-router /usr/local/share/ca-certificates/kube-ca.crt /usr/local/share/ca-certificates/etcd-ca.crt; do [ -e "$f" ] || [ -L "$f" ] && echo "$f"; done; true',
+  files: 'for f in /etc/kubernetes/admin.conf /etc/kubernetes/kubelet.conf /etc/kubernetes/pki/ca.crt /var/lib/kubelet/config.yaml /var/lib/kubelet/pki/kubelet-client-current.pem /etc/cni/net.d/10-flannel.conflist /var/lib/etcd/member/wal /etc/systemd/system/kubelet.service /etc/app/app.conf /etc/ssl/etcd /etc/etcd.env /var/lib/etcd-events /root/.kube/config /var/log/pods/* /var/log/containers/* /var/lib/calico /etc/calico /var/lib/kube-router /usr/local/share/ca-certificates/kube-ca.crt /usr/local/share/ca-certificates/etcd-ca.crt /etc/nginx/nginx.conf /sys/fs/bpf/tc/globals/cilium_*; do [ -e "$f" ] || [ -L "$f" ] && echo "$f"; done; true',
   bundleTrustsCluster: 'grep -c "BEGIN CERTIFICATE" /etc/ssl/certs/ca-certificates.crt >/dev/null; for f in /etc/kubernetes/pki/ca.crt /etc/ssl/etcd/ssl/ca.pem /root/cluster-ca-copy.crt; do [ -f "$f" ] && openssl verify -CAfile /etc/ssl/certs/ca-certificates.crt "$f" >/dev/null 2>&1 && echo "$f"; done; true',
   leases: 'for f in /var/lib/cni/networks/cbr0/10.*; do [ -e "$f" ] && echo "$f $(head -1 "$f")"; done; true',
   podDirs: 'ls /var/lib/kubelet/pods 2>/dev/null',
+  // By protocol: Calico's BIRD (12), kube-router (17), Calico's Felix (80).
+  cniRoutes: 'for p in 12 17 80; do ip route show table all proto $p; done',
+  ipsets: 'ipset list -n',
+  // The purge tier, by kubespray's paths (the package-owned /usr/bin ones are not kubespray's to remove).
+  installed: 'for f in /usr/local/bin/kubelet /usr/local/bin/kubeadm /usr/local/bin/kubectl /usr/local/bin/etcd /usr/local/bin/etcdctl /usr/local/bin/helm /usr/local/bin/calicoctl /usr/local/bin/nerdctl /opt/cni/bin /usr/libexec/kubernetes /etc/systemd/system/kubelet.service /etc/systemd/system/kubelet.service.d /etc/systemd/system/k8s-certs-renew.timer /etc/systemd/system/timers.target.wants/k8s-certs-renew.timer /etc/systemd/system/containerd.service.d/http-proxy.conf /etc/crictl.yaml /etc/modules-load.d/kubespray-br_netfilter.conf /etc/bash_completion.d/kubectl; do [ -e "$f" ] || [ -L "$f" ] && echo "$f"; done; true',
+  k8sImages: 'timeout 3 ctr -n k8s.io images ls -q 2>/dev/null',
   userData: 'cat /srv/appdata/important.db 2>/dev/null',
 };
 

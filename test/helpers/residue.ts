@@ -31,9 +31,17 @@ export function leftovers(node: string): string[] {
   add('lease', lines(f.leases));
   add('trusted cluster CA', lines(f.bundleTrustsCluster));
   add('pod dir', lines(f.podDirs));
+  add('CNI route', lines(f.cniRoutes));
+  add('ipset', lines(f.ipsets).filter((n) => /^(KUBE-|cali40|cilium_)/.test(n)));
   // A process in a Kubernetes cgroup, whatever the runtime thinks.
   add('k8s cgroup process', lines(f.k8sCgroupProcs));
   return out;
+}
+
+/** The installation footprint a `--purge` reset must remove (kubespray's paths, containerd's k8s.io images). */
+export function installedLeftovers(node: string): string[] {
+  const f = facts(node);
+  return [...lines(f.installed).map((p) => `installed: ${p}`), ...lines(f.k8sImages).map((i) => `k8s.io image: ${i}`)];
 }
 
 /** What is not Kubernetes' on a sandbox node, as text to compare byte for byte before and after. */
@@ -47,11 +55,17 @@ export function userObjects(node: string): string {
       "echo '## data'; cat /srv/appdata/important.db; grep ' /srv/appdata ' /proc/self/mountinfo | cut -d' ' -f5,9-",
       "echo '## netns'; ip netns list | grep app-vpn; ip -o link show app-veth0 | sed 's/^[0-9]*: //; s/ state .*//'",
       "echo '## app-cache'; ctr -n default tasks ls | grep app-cache | awk '{print $1, $3}'",
-      "echo '## docker'; docker ps --format '{{.Names}} {{.State}}' 2>/dev/null | grep -v '^k8s_'; true",
+      "echo '## docker'; docker ps --format '{{.Names}} {{.State}}' 2>/dev/null | grep -v '^k8s_'; docker images --format '{{.Repository}}:{{.Tag}}' 2>/dev/null | grep -v '^registry.k8s.io/pause:' | sort; true",
       "echo '## files'; cat /etc/app/app.conf",
       "echo '## user trust'; cat /usr/local/share/ca-certificates/app-ca.crt; openssl verify -CAfile /etc/ssl/certs/ca-certificates.crt /etc/app/app.crt",
       "echo '## other cluster'; cat /home/alice/.kube/config",
-      "echo '## sysctl'; ls -l /etc/sysctl.d/99-sysctl.conf | sed 's/.* -> //'",
+      "echo '## sysctl'; ls -l /etc/sysctl.d/99-sysctl.conf | sed 's/.* -> //'; cat /etc/sysctl.conf",
+      "echo '## nginx site'; cat /etc/nginx/conf.d/app.conf",
+      "echo '## routes'; ip route show | grep -E '10\\.233\\.121\\.0|192\\.0\\.2\\.0'",
+      "echo '## ipset'; ipset list app-blocklist | grep -v -E '^(References|Size in memory)'",
+      "echo '## bpf'; ls /sys/fs/bpf/app_ratelimit 2>&1",
+      // containerd may be stopped (orphaned-shims): then ctr answers nothing, before and after alike.
+      "echo '## default images'; timeout 3 ctr -n default images ls -q 2>/dev/null; true",
     ].join('; '),
   );
 }

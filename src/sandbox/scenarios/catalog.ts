@@ -6,8 +6,8 @@
  */
 export const SCENARIOS = {
   'kubespray-leftovers': {
-    description: "what kubespray's remove-node.yml leaves: kubelet + static pods, DaemonSet and CNI pods, netns, links, mounts, rules, files",
-    programs: [] as string[],
+    description: "what kubespray's remove-node.yml leaves: kubelet + static pods, DaemonSet and CNI pods, netns, links, mounts, rules, ipsets, BIRD routes, BPF pins, files, and what kubespray installed",
+    programs: ['bpftool'],
   },
   'orphaned-shims': {
     description: 'containerd stopped with shims and containers still holding ports; one container has lost its shim too',
@@ -30,7 +30,7 @@ export const SCENARIOS = {
 export type ScenarioName = keyof typeof SCENARIOS;
 
 /** Every scenario also plants the non-Kubernetes objects, and PKI; these need: */
-const COMMON = ['iptables', 'iptables-legacy', 'nft', 'openssl'];
+const COMMON = ['iptables', 'iptables-legacy', 'nft', 'openssl', 'ipset'];
 export const scenarioPrograms = (name: ScenarioName): string[] => [...COMMON, ...SCENARIOS[name].programs];
 
 /**

@@ -4,6 +4,9 @@ import_image
 svc_start docker
 n=100; until docker info >/dev/null 2>&1; do n=$((n - 1)); [ $n -gt 0 ] || { echo "dockerd did not start" >&2; exit 1; }; sleep 0.1; done
 docker load -i /var/lib/decom-sandbox/busybox.tar >/dev/null
+# The pod sandboxes' pause image, a reference only Kubernetes uses; and one the user keeps unused.
+docker tag "$IMAGE" registry.k8s.io/pause:3.9
+docker tag "$IMAGE" app/tools:1
 kube_files
 k8s_docker_pod() { # pod namespace container cmd...
   pod=$1 ns=$2 c=$3; shift 3
@@ -11,7 +14,7 @@ k8s_docker_pod() { # pod namespace container cmd...
   labels="--label io.kubernetes.pod.name=$pod --label io.kubernetes.pod.namespace=$ns --label io.kubernetes.pod.uid=$uid"
   # shellcheck disable=SC2086
   docker run -d --network host --cgroup-parent "/kubepods/besteffort/pod$uid" $labels \
-    --label io.kubernetes.docker.type=podsandbox --name "k8s_POD_${pod}_${ns}_${uid}_0" "$IMAGE" /bin/sleep 2147483647 >/dev/null
+    --label io.kubernetes.docker.type=podsandbox --name "k8s_POD_${pod}_${ns}_${uid}_0" registry.k8s.io/pause:3.9 /bin/sleep 2147483647 >/dev/null
   # shellcheck disable=SC2086
   docker run -d --network host --cgroup-parent "/kubepods/besteffort/pod$uid" $labels \
     --label io.kubernetes.docker.type=container --label io.kubernetes.container.name="$c" \

@@ -222,6 +222,85 @@ table ip6 kube-proxy {
 EOF
 }
 
+# kube-proxy's IPVS-mode sets and Calico's, one in use by a KUBE- rule (so it can go only after the rule).
+kube_ipsets() {
+  ipset create KUBE-CLUSTER-IP hash:ip,port
+  ipset add KUBE-CLUSTER-IP 10.233.0.1,tcp:443
+  ipset create KUBE-LOOP-BACK hash:ip,port,ip
+  ipset create KUBE-NODE-PORT-TCP bitmap:port range 0-65535
+  ipset create cali40all-ipam-pools hash:net
+  ipset add cali40all-ipam-pools 10.233.64.0/18
+  ipset create cali40masq-ipam-pools hash:net
+  iptables -w -t nat -A KUBE-POSTROUTING -m set --match-set KUBE-LOOP-BACK dst,dst,src -j MASQUERADE
+}
+
+# Calico's BIRD (BGP mode): a blackhole for this node's pod block, and a route to a peer's;
+# a kube-router BGP route too. They never carry traffic here.
+bird_routes() {
+  ip route add blackhole "10.233.$((64 + NODE_INDEX)).0/24" proto bird
+  ip route add 10.233.120.0/24 via 198.18.0.250 dev eth0 proto bird
+  ip route add 10.240.3.0/24 via 198.18.0.251 dev eth0 proto 17
+}
+
+# Cilium's maps, pinned where its agent pins them, on the node's own BPF filesystem.
+cilium_pins() {
+  bpf_fs || return 0
+  mkdir -p /sys/fs/bpf/tc/globals
+  for m in cilium_lxc cilium_ipcache cilium_policy_00123; do
+    bpftool map create "/sys/fs/bpf/tc/globals/$m" type hash key 4 value 4 entries 16 name "${m%_00123}"
+  done
+}
+bpf_fs() { # mounts a BPF filesystem at /sys/fs/bpf when the kernel lets the node
+  findmnt -n -t bpf /sys/fs/bpf >/dev/null || mount -t bpf bpf /sys/fs/bpf 2>/dev/null
+}
+
+# What kubespray installs outside packages, under its names and paths: stand-ins
+# (they say what they stand for; the etcd clients exec Debian's, which the probe
+# and the sandbox's real etcd use), unit files and drop-ins, tool configs, the API
+# proxy's nginx config (static pod nginx-proxy reads it), kernel settings.
+kubespray_install() {
+  for b in kubelet kubeadm kubectl helm calicoctl nerdctl k8s-certs-renew.sh; do
+    printf '#!/bin/sh\necho "decom sandbox stand-in for kubespray'"'"'s %s"\n' "$b" > "/usr/local/bin/$b"
+    chmod 755 "/usr/local/bin/$b"
+  done
+  for b in etcd etcdctl; do printf '#!/bin/sh\nexec /usr/bin/%s "$@"\n' "$b" > "/usr/local/bin/$b"; chmod 755 "/usr/local/bin/$b"; done
+  mkdir -p /opt/cni/bin /usr/libexec/kubernetes/kubelet-plugins/volume/exec
+  for b in bridge host-local loopback portmap calico calico-ipam; do printf '#!/bin/sh\nexit 0\n' > "/opt/cni/bin/$b"; chmod 755 "/opt/cni/bin/$b"; done
+  mkdir -p /etc/systemd/system/kubelet.service.d /etc/systemd/system/containerd.service.d
+  printf '[Service]\nEnvironment="KUBELET_EXTRA_ARGS=--node-ip=%s"\n' "$NODE_ADDR" > /etc/systemd/system/kubelet.service.d/10-kubeadm.conf
+  printf '[Service]\nEnvironment="HTTP_PROXY=" "HTTPS_PROXY=" "NO_PROXY="\n' > /etc/systemd/system/containerd.service.d/http-proxy.conf
+  printf '[Unit]\nDescription=Renew K8S control plane certificates\n[Service]\nType=oneshot\nExecStart=/usr/local/bin/k8s-certs-renew.sh\n' > /etc/systemd/system/k8s-certs-renew.service
+  printf '[Unit]\nDescription=Timer to renew K8S control plane certificates\n[Timer]\nOnCalendar=Mon *-*-1,2,3,4,5,6,7 03:00:00\n[Install]\nWantedBy=multi-user.target\n' > /etc/systemd/system/k8s-certs-renew.timer
+  mkdir -p /etc/systemd/system/timers.target.wants
+  ln -sf /etc/systemd/system/k8s-certs-renew.timer /etc/systemd/system/timers.target.wants/k8s-certs-renew.timer
+  printf 'runtime-endpoint: unix:///var/run/containerd/containerd.sock\nimage-endpoint: unix:///var/run/containerd/containerd.sock\ntimeout: 30\n' > /etc/crictl.yaml
+  printf 'overlay\nbr_netfilter\n' > /etc/modules-load.d/kubespray-br_netfilter.conf
+  mkdir -p /etc/bash_completion.d
+  printf '# bash completion for kubectl (stand-in)\n' > /etc/bash_completion.d/kubectl
+  mkdir -p /etc/nginx
+  cat > /etc/nginx/nginx.conf <<EOF
+error_log stderr notice;
+worker_processes 2;
+events { multi_accept on; use epoll; worker_connections 16384; }
+stream {
+  upstream kube_apiserver {
+    least_conn;
+    server $NODE_ADDR:6443;
+  }
+  server {
+    listen 127.0.0.1:6443;
+    proxy_pass kube_apiserver;
+    proxy_timeout 10m;
+    proxy_connect_timeout 1s;
+  }
+}
+EOF
+  # kubespray writes its settings to /etc/sysctl.d/99-sysctl.conf: on Debian the OS's link to /etc/sysctl.conf.
+  printf 'net.ipv4.ip_forward=1\nnet.bridge.bridge-nf-call-iptables=1\nkernel.panic=10\n' >> /etc/sysctl.d/99-sysctl.conf
+  [ -d /run/systemd/system ] && systemctl daemon-reload
+  ctr -n k8s.io images tag "$IMAGE" registry.k8s.io/pause:3.9 >/dev/null
+}
+
 # /etc/kubernetes (kubeconfigs, PKI), kubelet state, CNI config: what reset must back up, then remove.
 kube_files() {
   mkdir -p /etc/kubernetes/pki /etc/kubernetes/manifests /var/lib/kubelet/pki /etc/cni/net.d /var/lib/cni
@@ -371,6 +450,14 @@ not_kubernetes() {
   openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=app.example" -keyout /etc/app/app.key 2>/dev/null |
     openssl x509 -req -CA /usr/local/share/ca-certificates/app-ca.crt -CAkey /etc/app/ca.key -CAserial /etc/app/ca.srl -CAcreateserial -days 365 -out /etc/app/app.crt 2>/dev/null
   update-ca-certificates >/dev/null 2>&1   # (and the cluster's CAs kube_files placed, as kubespray's own run does)
+  # The user's own nginx site, route (to a prefix like a pod block, but the OS's), ipset and BPF pin.
+  mkdir -p /etc/nginx/conf.d
+  printf 'upstream app_backend { server 127.0.0.1:8080; }\nserver { listen 8088; location / { proxy_pass http://app_backend; } }\n' > /etc/nginx/conf.d/app.conf
+  ip route add 10.233.121.0/24 via 198.18.0.252 dev eth0
+  ip route add 192.0.2.0/24 via 198.18.0.253 dev eth0 proto static
+  ipset create app-blocklist hash:net
+  ipset add app-blocklist 203.0.113.0/24
+  if bpf_fs; then bpftool map create /sys/fs/bpf/app_ratelimit type hash key 4 value 4 entries 16 name app_ratelimit; fi
   mkdir -p /home/alice/.kube
   printf 'apiVersion: v1\nkind: Config\nclusters:\n- cluster: {server: "https://staging.example.com:6443"}\n  name: staging\n' > /home/alice/.kube/config
   # a container outside containerd's k8s.io namespace
