@@ -18,7 +18,7 @@ const iptablesFindings = (iptables: IptablesTable[]) =>
   findings({
     iptables,
     paths: [], processes: new Map(), k8sCgroups: new Map(), listeners: [], mounts: [], netns: [], links: [],
-    nftTables: [], ipvs: [], units: new Map(), runningUnits: new Set(), containers: [], staticPods: [], clusterCAs: [], anchors: [], kubeconfigs: [], bundleTrusts: [], sysctl: [], routes: [], ipsets: [], installed: [], images: [], dockerImages: [],
+    nftTables: [], ipvs: [], units: new Map(), runningUnits: new Set(), containers: [], staticPods: [], clusterCAs: [], anchors: [], kubeconfigs: [], bundleTrusts: [], sysctl: [], routes: [], ipsets: [], installed: [], images: [], imagesUnlisted: false, dockerImages: [],
   } as unknown as NodeState).filter((f) => f.kind === 'iptables');
 
 /**

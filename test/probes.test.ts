@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   parseCrictl, parseCtr, parseDocker, parseIpvs, parseIptablesSave, parseLinks, parseMountinfo, parseProcs, parseSs,
-  parseSystemctlShow, splitSections, parseRoutes, parseInstalled,
+  parseSystemctlShow, splitSections, parseRoutes, parseInstalled, parseDockerImages,
 } from '../src/probes/parse.js';
 import { findings, notes } from '../src/verify/rules.js';
 import type { NodeState } from '../src/probes/state.js';
@@ -25,7 +25,7 @@ function procs(list: [number, number, string, string[]][]): ReturnType<typeof pa
 const emptyState = (): NodeState => ({
   hostname: 'n', machineId: 'm', pid1: 'systemd', uid: 0, tools: new Set(), paths: [], processes: new Map(),
   k8sCgroups: new Map(), listeners: [], mounts: [], netns: [], links: [], iptables: [], nftTables: [], ipvs: [],
-  units: new Map(), runningUnits: new Set(), containers: [], kubeletHealthy: false, staticPods: [], clusterCAs: [], anchors: [], kubeconfigs: [], bundleTrusts: [], sysctl: [], routes: [], ipsets: [], installed: [], images: [], dockerImages: [],
+  units: new Map(), runningUnits: new Set(), containers: [], kubeletHealthy: false, staticPods: [], clusterCAs: [], anchors: [], kubeconfigs: [], bundleTrusts: [], sysctl: [], routes: [], ipsets: [], installed: [], images: [], imagesUnlisted: false, dockerImages: [],
 });
 
 describe('probe parsers', () => {
@@ -207,6 +207,10 @@ describe('the footprint: routes, ipsets, the installation, and what is only a wa
         '192.0.2.0/24 via 198.18.0.253 dev eth0 proto 4 ',
         '198.18.0.0/24 dev eth0 proto 2 scope 253 src 198.18.0.11 ',
         '6 fd00:10:233::/64 dev lo proto 12 metric 1024 pref medium',
+        '6 fd00:10:233::/64 dev lo proto 12 metric 1024 pref medium',
+        'default via 198.18.0.1 dev eth0 proto 12 ',
+        // iproute2 without -N: names.
+        'blackhole 10.233.66.0/24 proto bird ',
       ].join('\n'),
     );
     expect(r.map((x) => [x.family, x.spec])).toEqual([
@@ -214,18 +218,55 @@ describe('the footprint: routes, ipsets, the installation, and what is only a wa
       [4, '10.233.120.0/24 proto 12'],
       [4, '10.240.3.0/24 table 100 proto 17 metric 20'],
       [6, 'blackhole fd00:10:233::/64 proto 12 metric 1024'],
+      [4, 'blackhole 10.233.66.0/24 proto 12'],
     ]);
+  });
+
+  it("claims a routing daemon's routes only where its CNI shows it ran: another BIRD's are left, and said", () => {
+    const routes = parseRoutes('6 10.233.64.0/24 proto 12 \n10.240.3.0/24 via 198.18.0.251 dev eth0 proto 17 ');
+    const alone = { ...emptyState(), routes };
+    expect(findings(alone)).toEqual([]);
+    expect(notes(alone)).toEqual(['routes of a routing daemon left alone, since nothing shows a CNI ran here: blackhole 10.233.64.0/24 proto 12, 10.240.3.0/24 proto 17']);
+    const calico = { ...alone, paths: [{ kind: 'cni-state' as const, path: '/var/lib/calico' }] };
+    expect(findings(calico).filter((f) => f.kind === 'route').map((f) => f.subject)).toEqual(['blackhole 10.233.64.0/24 proto 12']);
+    const both = { ...calico, ipsets: ['kube-router-pod-subnets'] };
+    expect(findings(both).filter((f) => f.kind === 'route')).toHaveLength(2);
+  });
+
+  it("judges Docker references by who uses them, by reference or by image ID (cri-dockerd's way), and remembers what Kubernetes used", () => {
+    const seen = parseDockerImages(
+      [
+        'use\tk8s_POD_web_default_u_0\tsha256:aaa',
+        'use\tapp-registry\tregistry.k8s.io/busybox:sandbox',
+        'image\tsha256:aaa\tregistry.k8s.io/pause:3.9',
+        'image\tsha256:aaa\tregistry.k8s.io/busybox:sandbox',
+        'image\tsha256:bbb\tapp/tools:1',
+        'image\tsha256:ccc\tregistry.k8s.io/kube-proxy:v1.31.0',
+        'image\tsha256:ddd\t<none>:<none>',
+      ].join('\n'),
+    );
+    expect(seen).toEqual([
+      { ref: 'registry.k8s.io/pause:3.9', k8s: true, other: false },
+      { ref: 'registry.k8s.io/busybox:sandbox', k8s: true, other: true },
+      { ref: 'app/tools:1', k8s: false, other: false },
+      { ref: 'registry.k8s.io/kube-proxy:v1.31.0', k8s: false, other: false },
+    ]);
+    // Once the containers are gone, what Kubernetes used is still known.
+    const later = parseDockerImages('image\tsha256:aaa\tregistry.k8s.io/pause:3.9\nimage\tsha256:bbb\tapp/tools:1', seen);
+    expect(later).toEqual([{ ref: 'registry.k8s.io/pause:3.9', k8s: true, other: false }, { ref: 'app/tools:1', k8s: false, other: false }]);
+    const s = { ...emptyState(), dockerImages: seen };
+    expect(findings(s).map((f) => f.subject)).toEqual(['docker registry.k8s.io/pause:3.9', 'docker registry.k8s.io/kube-proxy:v1.31.0']);
   });
 
   it('reads the installation with the owners dpkg names, by the merged-/usr name too; a package-owned path is a warning, not residue', () => {
     const installed = parseInstalled(
       'installed-binary\t/usr/local/bin/kubelet\0installed-binary\t/usr/bin/etcd\0installed-unit\t/usr/lib/systemd/system/etcd.service\0bogus\t/x\0',
-      'dpkg: /usr/bin/dpkg\netcd-server: /usr/bin/etcd\netcd-server: /lib/systemd/system/etcd.service\ndiversion by foo from: /usr/local/bin/kubelet\n',
+      'dpkg: /usr/bin/dpkg\netcd-server:amd64: /usr/bin/etcd\netcd-server: /lib/systemd/system/etcd.service\ndiversion by foo from: /usr/local/bin/kubelet\n',
       new Set(['dpkg']),
     );
     expect(installed).toEqual([
       { kind: 'installed-binary', path: '/usr/local/bin/kubelet' },
-      { kind: 'installed-binary', path: '/usr/bin/etcd', owner: 'etcd-server' },
+      { kind: 'installed-binary', path: '/usr/bin/etcd', owner: 'etcd-server:amd64' },
       { kind: 'installed-unit', path: '/usr/lib/systemd/system/etcd.service', owner: 'etcd-server' },
     ]);
     const s = { ...emptyState(), installed, ipsets: ['KUBE-CLUSTER-IP', 'cali40all-ipam-pools', 'cilium_node_set_v4', 'app-blocklist', 'KUBERNETES-ALLOW'], sysctl: ['/etc/sysctl.conf:69:net.ipv4.ip_forward=1'] };
@@ -239,7 +280,7 @@ describe('the footprint: routes, ipsets, the installation, and what is only a wa
     expect(parseInstalled('installed-binary\t/usr/local/bin/kubelet\0', '', new Set(['dpkg']))).toEqual([
       { kind: 'installed-binary', path: '/usr/local/bin/kubelet', owner: 'unknown: the package manager did not answer' },
     ]);
-    expect(notes(s).join('\n')).toMatch(/kernel settings .*net\.ipv4\.ip_forward=1[\s\S]*\/usr\/bin\/etcd \(etcd-server\)/);
+    expect(notes(s).join('\n')).toMatch(/kernel settings .*net\.ipv4\.ip_forward=1[\s\S]*\/usr\/bin\/etcd \(etcd-server:amd64\)/);
   });
 
   it("recognises a user's kubeconfig and a trust anchor by the operator's CA once the node's own PKI is gone", () => {
@@ -251,5 +292,12 @@ describe('the footprint: routes, ipsets, the installation, and what is only a wa
     expect(findings(s).map((f) => f.kind)).toEqual([]);
     const known = findings({ ...s, operator: { caBodies: ['CLUSTERCA'], servers: [] } }).map((f) => `${f.kind} ${f.subject}`);
     expect(known).toEqual(['credential /home/bob/.kube/config', 'trust-anchor /usr/local/share/ca-certificates/kube-ca.crt']);
+    // A kubeconfig for another cluster (the node still has its own CA, and it differs) is not taken at its word.
+    const other = { ...s, clusterCAs: [{ path: '/etc/kubernetes/pki/ca.crt', body: 'NODECA' }], operator: { caBodies: ['CLUSTERCA'], servers: [] } };
+    expect(findings(other).map((f) => f.kind)).toEqual([]);
+    expect(notes(other).join('\n')).toContain('names another cluster');
+    // A loopback server names no cluster.
+    const loop = { ...s, operator: { caBodies: [], servers: ['https://127.0.0.1:6443'] }, kubeconfigs: [{ path: '/root/.kube/config', servers: ['https://127.0.0.1:6443'], caBodies: ['X'], caFiles: [] }] };
+    expect(findings(loop).map((f) => f.kind)).toEqual([]);
   });
 });

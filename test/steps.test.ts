@@ -10,7 +10,7 @@ import { findings } from '../src/verify/rules.js';
 const state = (over: Partial<NodeState> = {}): NodeState => ({
   hostname: 'node1', machineId: 'm', pid1: 'systemd', uid: 0, tools: new Set(), paths: [], processes: new Map(),
   k8sCgroups: new Map(), listeners: [], mounts: [], netns: [], links: [], iptables: [], nftTables: [], ipvs: [],
-  units: new Map(), runningUnits: new Set(), containers: [], kubeletHealthy: false, staticPods: [], clusterCAs: [], anchors: [], kubeconfigs: [], bundleTrusts: [], sysctl: [], routes: [], ipsets: [], installed: [], images: [], dockerImages: [], ...over,
+  units: new Map(), runningUnits: new Set(), containers: [], kubeletHealthy: false, staticPods: [], clusterCAs: [], anchors: [], kubeconfigs: [], bundleTrusts: [], sysctl: [], routes: [], ipsets: [], installed: [], images: [], imagesUnlisted: false, dockerImages: [], ...over,
 });
 const ctx = (params: Record<string, unknown> = {}): StepContext => ({
   runId: 'R', backupDir: '/var/backups/decom/R', host: 'node1', vars: {}, params, operatorBackupDir: '/tmp/b',

@@ -44,7 +44,8 @@ export async function operatorIdentity(path: string): Promise<{ caBodies: string
     return undefined; // an unreadable kubeconfig is reported by the API check that uses it
   }
   const ctx = doc.contexts?.find((c) => c.name === doc['current-context'])?.context;
-  const cluster = doc.clusters?.find((c) => c.name === ctx?.cluster)?.cluster ?? (doc.clusters?.length === 1 ? doc.clusters[0]?.cluster : undefined);
+  // The current context's cluster; the only cluster only when no context is current.
+  const cluster = doc['current-context'] ? doc.clusters?.find((c) => c.name === ctx?.cluster)?.cluster : doc.clusters?.length === 1 ? doc.clusters[0]?.cluster : undefined;
   if (!cluster) return undefined;
   const caData = cluster['certificate-authority-data'];
   const caFile = cluster['certificate-authority'];

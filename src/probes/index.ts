@@ -14,7 +14,7 @@ export { ALL_VIEWS, PURGE_VIEWS, VIEWS, type View } from './script.js';
 const EMPTY: Omit<NodeState, 'hostname' | 'machineId' | 'pid1' | 'uid' | 'tools'> = {
   paths: [], processes: new Map(), k8sCgroups: new Map(), listeners: [], mounts: [], netns: [], links: [], iptables: [],
   nftTables: [], ipvs: [], units: new Map(), runningUnits: new Set(), containers: [], kubeletHealthy: false, staticPods: [],
-  clusterCAs: [], anchors: [], kubeconfigs: [], bundleTrusts: [], sysctl: [], routes: [], ipsets: [], installed: [], images: [], dockerImages: [],
+  clusterCAs: [], anchors: [], kubeconfigs: [], bundleTrusts: [], sysctl: [], routes: [], ipsets: [], installed: [], images: [], imagesUnlisted: false, dockerImages: [],
 };
 
 /**
@@ -59,7 +59,9 @@ export function stateFromSections(s: Map<string, string>, prev?: NodeState): Nod
   }
   if (has('installed')) {
     st.installed = parseInstalled(get('installed'), get('installed-owners'), meta.tools);
-    st.images = get('images').split('\n').map((l) => l.trim()).filter(Boolean);
+    const images = get('images').split('\n').map((l) => l.trim()).filter(Boolean);
+    st.imagesUnlisted = images.includes('#containerd-stopped');
+    st.images = images.filter((l) => !l.startsWith('#'));
     st.dockerImages = parseDockerImages(get('docker-images'), base.dockerImages);
   }
   if (has('unit-cgroups')) {

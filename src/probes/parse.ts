@@ -355,6 +355,8 @@ export function parseKubeconfigs(text: string): Kubeconfig[] {
 
 /** Protocols of the routing daemons CNIs run: Calico's BIRD (12), kube-router's GoBGP (17), Calico's Felix (80). */
 const CNI_ROUTE_PROTOS = new Set([12, 17, 80]);
+/** Route types as `ip -N` numbers them, and as they are named without it. */
+const ROUTE_TYPES: Record<string, string> = { 6: 'blackhole', 7: 'unreachable', 8: 'prohibit', 9: 'throw', blackhole: 'blackhole', unreachable: 'unreachable', prohibit: 'prohibit', throw: 'throw' };
 
 /**
  * `ip -N -o route show table all` (both families), kept: the routes a CNI's routing
@@ -362,19 +364,25 @@ const CNI_ROUTE_PROTOS = new Set([12, 17, 80]);
  */
 export function parseRoutes(text: string): Route[] {
   const out: Route[] = [];
+  const seen = new Set<string>();
   for (const l of lines(text)) {
-    const proto = Number(/ proto (\d+)/.exec(l)?.[1]);
+    const p = / proto (\S+)/.exec(l)?.[1];
+    const proto = p === 'bird' ? 12 : Number(p);
     if (!CNI_ROUTE_PROTOS.has(proto)) continue;
     // -N prints a route's type as a number before it, unless it is unicast: 6 blackhole, 7 unreachable, 8 prohibit.
-    const m = /^(?:(\d+) )?(\S+)/.exec(l.trim());
+    const m = /^(?:(\d+|blackhole|unreachable|prohibit|throw) )?(\S+)/.exec(l.trim());
     if (!m) continue;
-    const type = ({ 6: 'blackhole', 7: 'unreachable', 8: 'prohibit', 9: 'throw' } as Record<string, string>)[m[1] ?? ''];
+    const type = ROUTE_TYPES[m[1] ?? ''];
     const dst = m[2] as string;
+    // A default route is the node's way out, whoever installed it: never a CNI's to take.
+    if (dst === 'default') continue;
     const table = / table (\d+)/.exec(l)?.[1];
     const metric = / metric (\d+)/.exec(l)?.[1];
     const family = dst.includes(':') ? 6 : 4;
     // What `ip route del` matches on: exactly this route, and never one of another protocol.
     const spec = [type, dst, table && `table ${table}`, `proto ${proto}`, metric && `metric ${metric}`].filter(Boolean).join(' ');
+    if (seen.has(`${family} ${spec}`)) continue;
+    seen.add(`${family} ${spec}`);
     out.push({ spec, family, proto, via: / via (\S+)/.exec(l)?.[1], dev: / dev (\S+)/.exec(l)?.[1] });
   }
   return out;
@@ -387,7 +395,8 @@ export function parseRoutes(text: string): Route[] {
 export function parseInstalled(text: string, owners: string, tools: ReadonlySet<string> = new Set()): { kind: InstallKind; path: string; owner?: string }[] {
   const ownerOf = new Map<string, string>();
   for (const l of lines(owners)) {
-    const m = /^([^:\s][^:]*): (\/.*)$/.exec(l);
+    // "pkg: /path", "pkg:amd64, other: /path".
+    const m = /^(\S.*?): (\/.*)$/.exec(l);
     if (m && !l.startsWith('diversion by')) ownerOf.set(m[2] as string, m[1] as string);
   }
   return nulls(text).flatMap((rec) => {
@@ -406,15 +415,24 @@ const dockerRef = (r: string): string => {
   return /:[^/]*$/.test(short) || short.includes('@') ? short : `${short}:latest`;
 };
 
-/** `use NAME IMAGE` and `image REPO:TAG` lines: each reference with who uses it; what a run saw Kubernetes use stays known. */
+/**
+ * `use NAME IMAGE` and `image ID REPO:TAG` lines: each reference with who uses it, by
+ * the reference or by the image's ID (cri-dockerd creates containers by ID). What a run
+ * saw Kubernetes use stays known after its containers are gone.
+ */
 export function parseDockerImages(text: string, prev: { ref: string; k8s: boolean }[] = []): { ref: string; k8s: boolean; other: boolean }[] {
   const k8s = new Set(prev.filter((p) => p.k8s).map((p) => p.ref));
   const other = new Set<string>();
-  const refs: string[] = [];
+  const images: { id: string; ref: string }[] = [];
+  const uses: { k8s: boolean; image: string }[] = [];
   for (const l of lines(text)) {
     const [what, a, b] = l.split('\t');
-    if (what === 'use' && a && b) (a.startsWith('k8s_') ? k8s : other).add(dockerRef(b));
-    else if (what === 'image' && a && !a.includes('<none>')) refs.push(dockerRef(a));
+    if (what === 'use' && a && b) uses.push({ k8s: a.startsWith('k8s_'), image: b });
+    else if (what === 'image' && a && b && !b.includes('<none>')) images.push({ id: a, ref: dockerRef(b) });
   }
-  return refs.map((ref) => ({ ref, k8s: k8s.has(ref), other: other.has(ref) }));
+  for (const u of uses) {
+    const refs = u.image.startsWith('sha256:') ? images.filter((i) => i.id === u.image).map((i) => i.ref) : [dockerRef(u.image)];
+    for (const r of refs) (u.k8s ? k8s : other).add(r);
+  }
+  return images.map(({ ref }) => ({ ref, k8s: k8s.has(ref), other: other.has(ref) }));
 }

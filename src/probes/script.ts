@@ -176,8 +176,10 @@ ${v('links', `
 s links
 ip -o link show
 s routes
-# -N: protocols as numbers (12 BIRD, 17 kube-router, 80 Calico's Felix), whatever rt_protos names them.
-ip -N -o route show table all; ip -N -o -6 route show table all`)}
+# -N: protocols as numbers (12 BIRD, 17 kube-router, 80 Calico's Felix), whatever rt_protos names them;
+# an iproute2 without -N prints names. One family each: "table all" alone would print IPv6 with IPv4.
+ip -N -o -4 route show table all || ip -o -4 route show table all
+ip -N -o -6 route show table all || ip -o -6 route show table all`)}
 ${v('firewall', `
 # Both backends: a node that switched (or ran two kube-proxy versions) carries both.
 # Legacy tables are read only when the kernel has them loaded: reading must not load modules.
@@ -267,16 +269,17 @@ s installed-owners
 set --; for p in $IP; do set -- "$@" "$p"; case $p in /usr/lib/*|/usr/bin/*|/usr/sbin/*) set -- "$@" "\${p#/usr}" ;; esac; done
 # The package manager's own binary is asked too: its answer proves the query worked.
 if [ $# -gt 0 ]; then
-  if has dpkg; then dpkg -S /usr/bin/dpkg "$@"; elif has rpm; then for p in /usr/bin/rpm "$@"; do o=$(rpm -qf --qf '%{NAME}' "$p") && printf '%s: %s\\n' "$o" "$p"; done; fi
+  if has dpkg; then $T dpkg -S /usr/bin/dpkg "$@"; elif has rpm; then for p in /usr/bin/rpm "$@"; do o=$($T rpm -qf --qf '%{NAME}' "$p") && printf '%s: %s\\n' "$o" "$p"; done; fi
 fi
 s images
 # The images of containerd's k8s.io namespace: only through the runtime (never its directories).
-running containerd && has ctr && $T ctr -n k8s.io images ls -q
+if running containerd; then has ctr && $T ctr -n k8s.io images ls -q; elif has containerd; then echo '#containerd-stopped'; fi
 s docker-images
-# Docker's image references and which containers use them: one only Kubernetes' k8s_* containers use is Kubernetes'.
+# Docker's image references and which containers use them (cri-dockerd names the image by its ID):
+# one only Kubernetes' k8s_* containers use is Kubernetes'.
 if running dockerd && has docker; then
   $T docker ps -a --no-trunc --format 'use\t{{.Names}}\t{{.Image}}'
-  $T docker images --format 'image\t{{.Repository}}:{{.Tag}}'
+  $T docker images --no-trunc --format 'image\t{{.ID}}\t{{.Repository}}:{{.Tag}}'
 fi`)}
 s end
 `;

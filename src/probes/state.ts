@@ -50,6 +50,8 @@ export interface NodeState {
   installed: { kind: InstallKind; path: string; owner?: string }[];
   /** Image references in containerd's k8s.io namespace (only probed with --purge, while containerd runs). */
   images: string[];
+  /** containerd is installed but stopped: its k8s.io images could not be listed (with --purge). */
+  imagesUnlisted: boolean;
   /**
    * Docker's image references (cri-dockerd nodes, only probed with --purge), with
    * whether a Kubernetes container (k8s_*) used it during this run and whether another uses it.

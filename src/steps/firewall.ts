@@ -46,7 +46,8 @@ export const firewall: Step = {
         what: `destroy ${sets.length} ipset${sets.length === 1 ? '' : 's'}: ${sets.join(', ')}`,
         // A list:set holds its members until it goes: passes until none is left or none went. Never
         // flushed first: a set still in use (by a rule of the user's) is left whole, and named.
-        script: `left=${q(sets.join(' '))}
+        // set -f: a set's name (Weave's) may hold glob characters.
+        script: `set -f; left=${q(sets.join(' '))}
 while [ -n "$left" ]; do
   next=; for n in $left; do ipset list -n "$n" >/dev/null 2>&1 || continue; ipset destroy "$n" 2>/dev/null || next="$next $n"; done
   [ "$next" = "$left" ] && break; left=$next

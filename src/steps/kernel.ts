@@ -8,7 +8,7 @@ import { z } from 'zod';
 import type { NodeState } from '../probes/index.js';
 import { removeMounts } from '../engine/model.js';
 import type { Step } from '../engine/step.js';
-import { findings, type Finding } from '../verify/rules.js';
+import { cniRoutes, findings, type Finding } from '../verify/rules.js';
 import { q } from '../engine/sh.js';
 
 const NETNS_MOUNT = /^\/(var\/)?run\/netns\/cni-/;
@@ -76,18 +76,21 @@ export const links: Step = {
 /** Routes the CNI's routing daemon installed (BIRD's pod routes and blackholes, kube-router's BGP routes); routes through a deleted link went with it. */
 export const routes: Step = {
   name: 'routes',
-  description: "delete the routes Calico's BIRD and Felix and kube-router's BGP installed (by their protocol number), never a route of the kernel's, the OS's or a user's",
+  description: "delete the routes Calico's BIRD and Felix and kube-router's BGP installed (by their protocol number, where the CNI's state shows it ran), never a default route or one of the kernel's, the OS's or a user's",
   params: z.object({}),
   owns: (f) => f.kind === 'route',
   views: ['links'],
   plan(s) {
-    return s.routes.map((r) => ({
+    return cniRoutes(s).map((r) => ({
       what: `delete route ${r.spec}${r.via ? ` via ${r.via}` : ''}`,
       // The protocol is part of the match: a user's route to the same prefix is never hit.
       script: `ip${r.family === 6 ? ' -6' : ''} route del ${r.spec.split(' ').map(q).join(' ')}`,
     }));
   },
-  after: (s) => ({ ...s, routes: [] }),
+  after: (s) => {
+    const gone = new Set(cniRoutes(s));
+    return { ...s, routes: s.routes.filter((r) => !gone.has(r)) };
+  },
 };
 
 export const netns: Step = {

@@ -126,7 +126,7 @@ export function kubeletUnitState(s: NodeState): string | undefined {
 export function clusterKubeconfigs(s: NodeState): { path: string; why: string }[] {
   const cas = new Set(clusterCABodies(s));
   const own = s.kubeconfigs.filter((k) => k.path.startsWith('/etc/kubernetes/'));
-  const servers = new Set([...own.flatMap((k) => k.servers), ...(s.operator?.servers ?? [])]);
+  const servers = new Set([...own.flatMap((k) => k.servers), ...(operatorOf(s)?.servers ?? [])]);
   const out: { path: string; why: string }[] = [];
   for (const k of s.kubeconfigs) {
     if (k.path.startsWith('/etc/kubernetes/')) continue; // reported as kubernetes-config
@@ -148,13 +148,30 @@ export const foreignKubeconfigs = (s: NodeState): string[] => {
   return s.kubeconfigs.filter((k) => !k.path.startsWith('/etc/kubernetes/') && !ours.has(k.path)).map((k) => k.path);
 };
 
+/** The node's own Kubernetes CA, as kubeadm and kubespray lay it out (not etcd's). */
+const KUBE_CA = /^\/etc\/kubernetes\/(pki|ssl)\/ca\.crt$/;
+const LOOPBACK = /^https?:\/\/(127\.|localhost[:/]|localhost$|\[::1\])/;
+
+/**
+ * The operator's kubeconfig, when it is this node's cluster: the node has no CA of its
+ * own left, or its CA is the kubeconfig's. A kubeconfig for another cluster (the wrong
+ * context) must not make that cluster's credentials on the node look like this one's.
+ * A loopback server says nothing about which cluster it is.
+ */
+function operatorOf(s: NodeState): NodeState['operator'] {
+  if (!s.operator) return undefined;
+  const own = s.clusterCAs.filter((c) => KUBE_CA.test(c.path)).map((c) => c.body);
+  if (own.length && !s.operator.caBodies.some((b) => own.includes(b))) return undefined;
+  return { caBodies: s.operator.caBodies, servers: s.operator.servers.filter((x) => !LOOPBACK.test(x)) };
+}
+
 /** The cluster's CA certificates (PEM bodies): those on the node, and the one the operator's kubeconfig trusts. */
-const clusterCABodies = (s: NodeState): string[] => [...s.clusterCAs.map((c) => c.body), ...(s.operator?.caBodies ?? [])];
+const clusterCABodies = (s: NodeState): string[] => [...s.clusterCAs.map((c) => c.body), ...(operatorOf(s)?.caBodies ?? [])];
 
 /** Trust anchors whose certificate is one of the cluster's CAs (by content: a user's CA stays). */
 export function clusterAnchors(s: NodeState): { path: string; ca: string }[] {
   return s.anchors.flatMap((a) => {
-    const ca = s.clusterCAs.find((c) => c.body === a.body)?.path ?? (s.operator?.caBodies.includes(a.body) ? "the operator kubeconfig's CA" : undefined);
+    const ca = s.clusterCAs.find((c) => c.body === a.body)?.path ?? (operatorOf(s)?.caBodies.includes(a.body) ? "the operator kubeconfig's CA" : undefined);
     return ca ? [{ path: a.path, ca }] : [];
   });
 }
@@ -181,6 +198,10 @@ export function notes(s: NodeState): string[] {
   const foreign = foreignKubeconfigs(s);
   if (foreign.length) out.push(`kubeconfig${foreign.length === 1 ? '' : 's'} for another cluster (left alone): ${foreign.join(', ')}`);
   if (s.sysctl.length) out.push(`kernel settings Kubernetes asks for, left as they are (other workloads may rely on them): ${s.sysctl.join('; ')}`);
+  if (s.operator && !operatorOf(s)) out.push("the kubeconfig given names another cluster (its CA is not this node's): not used to recognise this cluster's credentials");
+  const unowned = unclaimedRoutes(s);
+  if (unowned.length) out.push(`routes of a routing daemon left alone, since nothing shows a CNI ran here: ${unowned.map((r) => r.spec).join(', ')}`);
+  if (s.imagesUnlisted) out.push("containerd is stopped: the images of its k8s.io namespace were not looked at (start it and run again with --purge)");
   const owned = packageOwned(s);
   if (owned.length) out.push(`installed by packages, left to the package manager (apt-get purge / dnf remove): ${owned.map((i) => `${i.path} (${i.owner})`).join(', ')}`);
   return out;
@@ -194,6 +215,33 @@ function pathDetail(kind: StatePathKind, path: string): string {
 }
 
 const ROUTE_OWNER: Record<number, string> = { 12: "Calico's BIRD", 17: "kube-router's BGP", 80: "Calico's Felix" };
+
+/**
+ * Which CNI's routing daemon ran here, by what else it left: BIRD and GoBGP also serve
+ * others, so their routes are a CNI's only beside its state, links, sets or chains.
+ */
+function routingCNIs(s: NodeState): Set<number> {
+  const out = new Set<number>();
+  const path = (re: RegExp) => s.paths.some((p) => re.test(p.path));
+  const calico =
+    path(/^\/(var\/lib|etc|run)\/calico(\/|$)|^\/etc\/cni\/net\.d\/.*calico/) ||
+    s.links.some((l) => /^(cali|vxlan\.calico|vxlan-v6\.calico|tunl0$)/.test(l.name)) ||
+    s.ipsets.some((n) => /^cali[46]0/.test(n)) ||
+    s.iptables.some((t) => t.chains.some((c) => c.startsWith('cali-')));
+  const kubeRouter =
+    path(/^\/var\/lib\/kube-router(\/|$)/) || s.links.some((l) => /^kube-(bridge|dummy-if)$/.test(l.name)) || s.ipsets.some((n) => n.startsWith('kube-router-'));
+  if (calico) (out.add(12), out.add(80));
+  if (kubeRouter) out.add(17);
+  return out;
+}
+export const cniRoutes = (s: NodeState) => {
+  const cnis = routingCNIs(s);
+  return s.routes.filter((r) => cnis.has(r.proto));
+};
+const unclaimedRoutes = (s: NodeState) => {
+  const cnis = routingCNIs(s);
+  return s.routes.filter((r) => !cnis.has(r.proto));
+};
 const INSTALLED_WHAT: Record<'installed-binary' | 'installed-unit' | 'installed-config', string> = {
   'installed-binary': 'installed by kubespray or kubeadm (no package owns it)',
   'installed-unit': 'a systemd unit or drop-in of Kubernetes (no package owns it)',
@@ -280,7 +328,7 @@ export function findings(s: NodeState): Finding[] {
   for (const t of s.nftTables) if (t.name === 'kube-proxy') add('nftables', `${t.family} ${t.name}`, "kube-proxy's nftables mode");
   for (const v of s.ipvs) add('ipvs', v, 'IPVS virtual service (kube-proxy IPVS mode)');
   for (const n of s.ipsets) if (isKubernetesIpset(n)) add('ipset', n, 'ipset of kube-proxy or a CNI');
-  for (const r of s.routes) {
+  for (const r of cniRoutes(s)) {
     add('route', r.spec, `${ROUTE_OWNER[r.proto] ?? `protocol ${r.proto}`}${r.via ? ` via ${r.via}` : ''}${r.dev ? ` dev ${r.dev}` : ''}`);
   }
 
