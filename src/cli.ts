@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { Command, Option } from '@commander-js/extra-typings';
+import { Argument, Command, Option } from '@commander-js/extra-typings';
 import { UserError } from './util/errors.js';
 
 // Subcommands are imported lazily: `decom --help` must not pay for what it does not run.
@@ -84,6 +84,8 @@ sandbox
     "load N kube-proxy Services (iptables mode: 2 chains, 5 rules each) into every node's iptables-nft, after the scenario; another app's chains too if the scenario planted none (0 to 50000)",
     '0',
   )
+  .option('--api', "run the sandbox's Kubernetes API (real kubectl accepts it) and join every node's kubelet to it; kubeconfig beside the inventory (implied by the cluster scenarios)", false)
+  .option('--node-monitor-grace-period <seconds>', "how long the API waits for a node's Lease before marking it NotReady (kube-controller-manager's flag)", '50')
   .action(async (o) => {
     const { upCommand } = await import('./sandbox/cli.js');
     await upCommand(o);
@@ -104,6 +106,15 @@ sandbox
   .action(async (o) => {
     const { statusCommand } = await import('./sandbox/cli.js');
     await statusCommand(o.output);
+  });
+
+sandbox
+  .command('api')
+  .description("start or stop the sandbox's Kubernetes API (its objects are kept across a stop), or say whether it runs")
+  .addArgument(new Argument('<action>', 'what to do').choices(['start', 'stop', 'status'] as const))
+  .action(async (action) => {
+    const { apiCommand } = await import('./sandbox/cli.js');
+    process.exitCode = await apiCommand(action);
   });
 
 sandbox

@@ -4,6 +4,7 @@ import { SCENARIOS } from './scenarios/catalog.js';
 import { down, readState, status, up, checkUpOptions, type UpOptions } from './sandbox.js';
 import { inputError } from '../util/errors.js';
 import { requireRoot } from './prereq.js';
+import { apiRunning, kubeconfigFile, startApi, stopApi } from './api/control.js';
 
 const int = (flag: string, v: string): number => {
   if (!/^\d+$/.test(v)) throw inputError(`${flag} takes a whole number, got "${v}"`);
@@ -17,6 +18,8 @@ export async function upCommand(o: {
   scenario?: string;
   etcd: boolean;
   services: string;
+  api: boolean;
+  nodeMonitorGracePeriod: string;
 }): Promise<void> {
   const opts: UpOptions = {
     nodes: int('--nodes', o.nodes),
@@ -25,6 +28,8 @@ export async function upCommand(o: {
     scenario: o.scenario ?? null,
     etcd: o.etcd,
     services: int('--services', o.services),
+    api: o.api,
+    nodeMonitorGracePeriod: int('--node-monitor-grace-period', o.nodeMonitorGracePeriod),
     log: (line) => process.stderr.write(`sandbox: ${line}\n`),
   };
   checkUpOptions(opts);
@@ -40,6 +45,7 @@ export async function upCommand(o: {
       `ssh key:     ${f.key}`,
       `known_hosts: ${f.knownHosts}`,
       `log in:      decom sandbox ssh node1`,
+      ...(state.api ? [`kubeconfig:  ${kubeconfigFile(f.dir)}   (export KUBECONFIG=${kubeconfigFile(f.dir)})`] : []),
       '',
     ].join('\n'),
   );
@@ -67,6 +73,24 @@ export async function statusCommand(output: 'text' | 'json'): Promise<void> {
       '',
     ].join('\n'),
   );
+}
+
+/** `sandbox api start|stop|status`: the API's process, its objects kept across a stop. */
+export async function apiCommand(action: 'start' | 'stop' | 'status'): Promise<number> {
+  requireRoot(`decom sandbox api ${action}`);
+  const dir = stateDir();
+  if (!readState(dir)) throw inputError(`no sandbox is up (${dir})`);
+  if (action === 'start') {
+    const r = await startApi(dir);
+    process.stdout.write(`${r.started ? 'started' : 'already running'}: pid ${r.pid}, kubeconfig ${kubeconfigFile(dir)}\n`);
+  } else if (action === 'stop') {
+    process.stdout.write((await stopApi(dir)) ? 'stopped (its objects are kept for the next start)\n' : 'not running\n');
+  } else {
+    const up = apiRunning(dir);
+    process.stdout.write(up ? `running, kubeconfig ${kubeconfigFile(dir)}\n` : 'not running\n');
+    return up ? 0 : 1;
+  }
+  return 0;
 }
 
 export function scenariosCommand(): void {

@@ -6,6 +6,8 @@
  *   - restarts a pod's container when it is killed while the manifest is still there
  *     (kubeadm#2720: killing static pods under a running kubelet achieves nothing);
  *   - stops and removes a pod when its manifest disappears.
+ * With `--kubeconfig FILE` (kubeadm's KUBELET_KUBECONFIG_ARGS) it is also a cluster
+ * member: see kubelet-api.ts. Without, it runs standalone, as kubespray's leftovers do.
  * It runs on the node itself: no state outside containerd and /var/lib/kubelet.
  */
 import { execFile } from 'node:child_process';
@@ -16,6 +18,7 @@ import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
+import { joinCluster } from './kubelet-api.js';
 
 const MANIFESTS = process.env.KUBELET_MANIFESTS ?? '/etc/kubernetes/manifests';
 const POD_SH = join(dirname(fileURLToPath(import.meta.url)), 'pod.sh');
@@ -29,6 +32,8 @@ interface StaticPod {
   namespace: string;
   container: string;
   command: string[];
+  /** The manifest as parsed: what its mirror pod shows. */
+  manifest: Record<string, unknown>;
 }
 
 process.title = 'kubelet'; // seen as the kubelet by ps, pgrep -x and /proc/PID/comm, like the real one
@@ -49,6 +54,7 @@ function readManifest(file: string): StaticPod | undefined {
   try {
     const text = readFileSync(file, 'utf8');
     const pod = parse(text) as {
+      [k: string]: unknown;
       metadata?: { name?: string; namespace?: string };
       spec?: { containers?: { name?: string; command?: string[]; args?: string[] }[] };
     };
@@ -66,6 +72,7 @@ function readManifest(file: string): StaticPod | undefined {
       namespace: pod.metadata.namespace ?? 'kube-system',
       container: c.name,
       command: command.length ? command : ['/bin/sleep', '2147483647'],
+      manifest: pod,
     };
   } catch (e) {
     log(`skipping ${file}: ${(e as Error).message}`);
@@ -193,3 +200,10 @@ setInterval(() => {
     .finally(() => (busy = false));
 }, TICK_MS);
 log(`watching ${MANIFESTS} on ${NODE}`);
+
+const args = process.argv.slice(2);
+const flag = args.findIndex((a) => a === '--kubeconfig' || a.startsWith('--kubeconfig='));
+const kubeconfig = flag < 0 ? undefined : (args[flag] as string).includes('=') ? (args[flag] as string).slice('--kubeconfig='.length) : args[flag + 1];
+if (kubeconfig) {
+  joinCluster({ node: NODE, kubeconfig, podSh: POD_SH, log, staticPods: () => [...desired().values()] });
+}

@@ -135,7 +135,8 @@ function writeRootfs(spec: NodeSpec, hostKey: string): void {
       'Wants=containerd.service',
       '',
       '[Service]',
-      `ExecStart=/usr/bin/node "${join(PROJECT_DIR, 'dist', 'sandbox', 'kubelet.js').replaceAll('%', '%%')}"`,
+      // kubeadm's drop-in sets KUBELET_KUBECONFIG_ARGS on a node that joined a cluster; unset, it runs standalone.
+      `ExecStart=/usr/bin/node "${join(PROJECT_DIR, 'dist', 'sandbox', 'kubelet.js').replaceAll('%', '%%')}" $KUBELET_KUBECONFIG_ARGS`,
       'Restart=always',
       'RestartSec=10s',
       '',

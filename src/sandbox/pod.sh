@@ -7,6 +7,8 @@
 #   pod.sh run  POD NAMESPACE UID NET CONTAINER CMD...   NET: host | /run/netns/NAME
 #   pod.sh rm   UID CONTAINER                            kill and remove the pod
 #   pod.sh ids  UID CONTAINER                            print sandbox and container ids
+#   pod.sh net-up   UID CIDR    a cni-* netns on cni0 with a host-local lease: prints "NETNS IP"
+#   pod.sh net-down UID         what CNI DEL does: the netns, its veth and the lease go
 set -eu
 IMAGE=registry.k8s.io/busybox:sandbox
 CTR="ctr -n k8s.io"
@@ -16,6 +18,11 @@ ids() { # uid container -> "sandbox-id container-id" (64 hex each, stable per po
   c=$(printf '%s/%s' "$1" "$2" | sha256sum | cut -c1-64)
   echo "$s $c"
 }
+
+netns_of() { # uid -> the pod's netns name, stable per pod (cni-<uuid>, as CNI names them)
+  printf '%s/netns' "$1" | sha256sum | sed 's/^\(.\{8\}\)\(.\{4\}\)\(.\{4\}\)\(.\{4\}\)\(.\{12\}\).*/cni-\1-\2-\3-\4-\5/'
+}
+LEASES=/var/lib/cni/networks/cbr0
 
 cmd=$1; shift
 case $cmd in
@@ -51,6 +58,36 @@ EOF
       $CTR task rm -f "$id" >/dev/null 2>&1 || true
       $CTR container rm "$id" >/dev/null 2>&1 || true
     done
+    ;;
+  net-up)
+    uid=$1 cidr=$2   # CIDR: the node's podCIDR, a /24 (10.244.N.0/24)
+    netns=$(netns_of "$uid")
+    sid=$(ids "$uid" x | cut -d' ' -f1)
+    prefix=${cidr%.*}
+    if ! ip link show cni0 >/dev/null 2>&1; then
+      ip link add cni0 type bridge && ip addr add "$prefix.1/24" dev cni0 && ip link set cni0 up
+    fi
+    mkdir -p "$LEASES"
+    exec 9>"$LEASES/lock"; flock 9   # host-local's own lock: one allocation at a time
+    octet=2
+    while [ -e "$LEASES/$prefix.$octet" ]; do octet=$((octet + 1)); done
+    ip=$prefix.$octet
+    printf '%s\neth0' "$sid" > "$LEASES/$ip"
+    echo "$ip" > "$LEASES/last_reserved_ip.0"
+    ip netns add "$netns"
+    host_if=veth$(printf '%s/veth' "$uid" | sha256sum | cut -c1-8)
+    ip link add "$host_if" type veth peer name eth0 netns "$netns"
+    ip link set "$host_if" master cni0 up
+    ip -n "$netns" addr add "$ip/24" dev eth0
+    ip -n "$netns" link set lo up
+    ip -n "$netns" link set eth0 up
+    echo "$netns $ip"
+    ;;
+  net-down)
+    netns=$(netns_of "$1")
+    sid=$(ids "$1" x | cut -d' ' -f1)
+    ip netns del "$netns" 2>/dev/null || true   # the pod's veth goes with it
+    grep -lx "$sid" "$LEASES"/[0-9]* 2>/dev/null | xargs -r rm -f
     ;;
   *) echo "pod.sh: unknown command $cmd" >&2; exit 2 ;;
 esac

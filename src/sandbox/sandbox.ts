@@ -2,10 +2,12 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, rmdirSync, wr
 import { dirname, join } from 'node:path';
 import { stringify } from 'yaml';
 import { BRIDGE, CGROUP, CGROUP_ROOT, DEFAULT_STATE_DIR, HOST_ADDR, HOST_LINK, MAX_NODES, PREFIX_LEN, files, nodeAddr, stateDir } from './layout.js';
+import { apiClient, apiDir, kubeconfigFile, startApi, stopApi } from './api/control.js';
 import { isAlive, nodeExec, startNode, stopNode, type Init } from './node.js';
 import { requirePrograms, requireRoot } from './prereq.js';
 import { plantScenario } from './scenarios/index.js';
-import { scenarioList, scenarioPrograms, UnknownScenario, type ScenarioName } from './scenarios/catalog.js';
+import { plantCluster } from './scenarios/cluster.js';
+import { needsApi, scenarioList, scenarioPrograms, UnknownScenario, type ScenarioName } from './scenarios/catalog.js';
 import type { Role, SandboxState } from './types.js';
 import { startEtcd } from './etcd.js';
 import { MAX_SERVICES, loadServices } from './services.js';
@@ -22,6 +24,10 @@ export interface UpOptions {
   etcd: boolean;
   /** kube-proxy Services (iptables mode) to load into every node's iptables-nft; 0 for none. */
   services: number;
+  /** Run the sandbox's Kubernetes API (kubeconfig beside the inventory); implied by a scenario that needs it. */
+  api?: boolean;
+  /** The API's node lifecycle grace (kube-controller-manager's --node-monitor-grace-period), seconds. */
+  nodeMonitorGracePeriod?: number;
   /** Progress lines for the user; the sandbox itself prints nothing. */
   log?: (line: string) => void;
 }
@@ -46,11 +52,19 @@ export function checkUpOptions(o: UpOptions): void {
   if (!Number.isInteger(o.controlPlanes) || o.controlPlanes < 1 || o.controlPlanes > o.nodes) {
     throw inputError(`--control-planes must be from 1 to --nodes (${o.nodes}), got ${o.controlPlanes}`);
   }
+  if (o.nodeMonitorGracePeriod !== undefined && (!Number.isInteger(o.nodeMonitorGracePeriod) || o.nodeMonitorGracePeriod < 1 || o.nodeMonitorGracePeriod > 3600)) {
+    throw inputError(`--node-monitor-grace-period must be a whole number of seconds from 1 to 3600, got ${o.nodeMonitorGracePeriod}`);
+  }
   if (o.scenario !== null) {
+    let api: ScenarioName | undefined;
     try {
-      scenarioList(o.scenario);
+      api = scenarioList(o.scenario).find(needsApi);
     } catch (e) {
       throw e instanceof UnknownScenario ? inputError(e.message) : e;
+    }
+    // Its pods go on a first and a last worker, the control plane tainted: two workers at least.
+    if (api && o.nodes - o.controlPlanes < 2) {
+      throw inputError(`scenario ${api} needs two worker nodes at least: --nodes ${o.controlPlanes + 2} or more with --control-planes ${o.controlPlanes}`);
     }
   }
   if (!Number.isInteger(o.services) || o.services < 0 || o.services > MAX_SERVICES) {
@@ -179,16 +193,29 @@ export async function up(o: UpOptions): Promise<SandboxState> {
       log('starting etcd on the etcd nodes');
       await startEtcd(state);
     }
-    if (o.scenario) {
-      log(`planting scenario ${o.scenario}`);
+    const list = o.scenario ? scenarioList(o.scenario) : [];
+    const apiScenarios = new Set(list.filter(needsApi));
+    if (o.api || apiScenarios.size) {
+      log('starting the Kubernetes API');
+      await startApi(dir, o.nodeMonitorGracePeriod);
+      state.api = true;
+      writeFileSync(f.state, JSON.stringify(state, null, 2));
+    }
+    if (list.length || state.api) {
+      log(list.length ? `planting scenario ${o.scenario}` : 'joining every node to the cluster');
       await buildImage(f.image);
       const image = readFileSync(f.image);
-      const list = scenarioList(o.scenario);
+      const kubeconfig = state.api ? readFileSync(kubeconfigFile(dir), 'utf8') : undefined;
       await mapLimit(state.nodes, 6, async (n, i) => {
-        const name = list[i % list.length] as ScenarioName;
-        await plantScenario(name, n, state, image);
-        n.scenario = name;
+        const name = list.length ? (list[i % list.length] as ScenarioName) : null;
+        // A node joins the API when its scenario needs it, or when --api names no scenario.
+        await plantScenario(name, n, state, image, name === null || needsApi(name) ? kubeconfig : undefined);
+        if (name) n.scenario = name;
       });
+      if (apiScenarios.size) {
+        log(`planting the cluster's objects (${[...apiScenarios].join(', ')})`);
+        await plantCluster({ scenarios: apiScenarios, state, dir, api: apiClient(dir), log });
+      }
     }
     if (o.services) {
       log(`loading ${o.services} kube-proxy Services into every node's iptables-nft`);
@@ -222,7 +249,7 @@ function raiseInotifyInstances(o: UpOptions): Record<string, string> {
 /** Removes what `up` wrote, by name, and the folder only when that leaves it empty. */
 function removeStateDir(dir: string): void {
   const f = files(dir);
-  for (const p of [f.state, f.key, `${f.key}.pub`, f.knownHosts, f.inventory, f.image, `${f.image}.tmp`, join(dir, 'nodes')]) {
+  for (const p of [f.state, f.key, `${f.key}.pub`, f.knownHosts, f.inventory, f.image, `${f.image}.tmp`, join(dir, 'nodes'), apiDir(dir), kubeconfigFile(dir)]) {
     rmSync(p, { recursive: true, force: true });
   }
   for (const d of [dir, ...(dir === DEFAULT_STATE_DIR ? [dirname(dir)] : [])]) {
@@ -259,6 +286,7 @@ export async function down(): Promise<{ nodes: number }> {
   const dir = stateDir();
   const state = readState(dir);
   const nodes = state?.nodes ?? [];
+  await stopApi(dir);
   await Promise.all(nodes.map(stopNode));
   // Anything left in the sandbox's cgroups (by PID, from the kernel's own list).
   for (let round = 0; round < 50; round++) {

@@ -27,6 +27,8 @@ export interface SandboxState {
   /** kube-proxy Services loaded into every node's iptables-nft (`up --services`); absent means 0. */
   services?: number;
   nodes: SandboxNode[];
+  /** The sandbox's Kubernetes API was started (`up --api`). */
+  api?: boolean;
   /** Host sysctls `up` raised, with the values `down` puts back. */
   hostSysctls?: Record<string, string>;
 }

@@ -2,7 +2,9 @@
  * The scenarios `up --scenario` can plant, and what they need on the host. No
  * imports: the sandbox's types and every module that plants things sit above it.
  * Each scenario is a shell file run inside every node after lib.sh; the catalogue
- * of what it plants is in its header comment and in DESIGN §3 B.
+ * of what it plants is in its header comment and in DESIGN §3 B. Scenarios marked
+ * `api` need the sandbox's Kubernetes API: their nodes join it (cluster.sh) and
+ * cluster.ts plants their objects, once for the whole cluster.
  */
 export const SCENARIOS = {
   'kubespray-leftovers': {
@@ -21,6 +23,26 @@ export const SCENARIOS = {
     description: 'pod dirs with mounts, cni-* netns, veths and IPAM leases whose sandboxes no longer exist',
     programs: [] as string[],
   },
+  cluster: {
+    description: 'a healthy cluster in the sandbox API: control plane + workers, DaemonSet, Deployment and bare pods, a PDB, emptyDir and CSI volumes',
+    programs: [] as string[],
+    api: true,
+  },
+  'etcd-restore-phantoms': {
+    description: 'cluster, then an etcd restore: pods gone from the API whose containers still run on the first worker',
+    programs: [] as string[],
+    api: true,
+  },
+  'stuck-terminating': {
+    description: 'cluster, plus pods Terminating on a finalizer and on a NotReady node, a namespace Terminating on a finalizer and an unavailable APIService',
+    programs: [] as string[],
+    api: true,
+  },
+  'pdb-blocked': {
+    description: 'cluster, plus a PodDisruptionBudget that allows no disruption covering a pod on the first worker',
+    programs: [] as string[],
+    api: true,
+  },
   clean: {
     description: 'a node reset properly: only what is not Kubernetes\' is left (for false-positive tests)',
     programs: [] as string[],
@@ -28,6 +50,9 @@ export const SCENARIOS = {
 } as const;
 
 export type ScenarioName = keyof typeof SCENARIOS;
+
+/** Whether a scenario needs the sandbox's Kubernetes API (its nodes join it). */
+export const needsApi = (name: ScenarioName): boolean => 'api' in SCENARIOS[name];
 
 /** Every scenario also plants the non-Kubernetes objects, and PKI; these need: */
 const COMMON = ['iptables', 'iptables-legacy', 'nft', 'openssl', 'ipset'];

@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PROJECT_DIR, nodeExec } from '../node.js';
 import type { SandboxNode, SandboxState } from '../types.js';
-import type { ScenarioName } from './catalog.js';
+import { needsApi, type ScenarioName } from './catalog.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -17,6 +17,7 @@ export async function runNodeScript(
   what: string,
   body: string,
   input?: Buffer,
+  extraEnv: Record<string, string> = {},
 ): Promise<string> {
   const script = `${readFileSync(join(here, 'lib.sh'), 'utf8')}\n${body}`;
   const r = await nodeExec(node, script, {
@@ -30,6 +31,7 @@ export async function runNodeScript(
       INIT: node.init,
       REAL_ETCD: state.etcd && node.roles.includes('etcd') ? '1' : '0',
       PROJECT_DIR,
+      ...extraEnv,
     },
   });
   if (r.code !== 0) {
@@ -39,8 +41,14 @@ export async function runNodeScript(
   return r.stdout;
 }
 
-/** `image` is the busybox image tar, fed to the node on stdin (lib.sh imports it). */
-export async function plantScenario(name: ScenarioName, node: SandboxNode, state: SandboxState, image: Buffer): Promise<void> {
-  const body = readFileSync(join(here, `${name}.sh`), 'utf8');
-  await runNodeScript(node, state, `planting scenario ${name}`, body, image);
+/**
+ * `image` is the busybox image tar, fed to the node on stdin (lib.sh imports it).
+ * `kubeconfig`: the kubelet's, for a node that joins the sandbox's API (every node of
+ * an API scenario; with none named, a node that only joins).
+ */
+export async function plantScenario(name: ScenarioName | null, node: SandboxNode, state: SandboxState, image: Buffer, kubeconfig?: string): Promise<void> {
+  const file = name === null || needsApi(name) ? 'cluster' : name;
+  const body = readFileSync(join(here, `${file}.sh`), 'utf8');
+  const env: Record<string, string> = kubeconfig ? { API_KUBECONFIG: Buffer.from(kubeconfig).toString('base64') } : {};
+  await runNodeScript(node, state, name ? `planting scenario ${name}` : 'joining the cluster', body, image, env);
 }

@@ -43,7 +43,8 @@ wait_containerd() {
 svc_start() { # name
   if [ "$INIT" = systemd ]; then systemctl enable --now "$1" >/dev/null 2>&1 || systemctl start "$1"; return; fi
   case $1 in
-    kubelet) setsid /usr/bin/node "$KUBELET_JS" </dev/null >/var/log/kubelet.log 2>&1 & echo $! > "$PIDS/kubelet.pid" ;;
+    kubelet) # shellcheck disable=SC2086 # the args are words, as systemd splits $VAR
+             setsid /usr/bin/node "$KUBELET_JS" ${KUBELET_KUBECONFIG_ARGS:-} </dev/null >/var/log/kubelet.log 2>&1 & echo $! > "$PIDS/kubelet.pid" ;;
     docker) setsid /usr/sbin/dockerd </dev/null >/var/log/dockerd.log 2>&1 & echo $! > "$PIDS/docker.pid" ;;
     containerd) setsid /usr/bin/containerd </dev/null >/var/log/containerd.log 2>&1 & echo $! > "$PIDS/containerd.pid" ;;
     etcd) . /etc/default/etcd; export $(sed -n 's/^\(ETCD_[A-Z_]*\)=.*/\1/p' /etc/default/etcd)
@@ -419,6 +420,22 @@ wait_control_plane_ports() {
   else
     wait_port 6443
   fi
+}
+
+# The kubelet joins the sandbox's API as kubeadm join leaves it: kubelet.conf, and
+# the drop-in whose KUBELET_KUBECONFIG_ARGS the unit passes on (init-less: svc_start).
+join_cluster() {
+  if [ -n "${API_KUBECONFIG:-}" ]; then
+    printf '%s' "$API_KUBECONFIG" | base64 -d > /etc/kubernetes/kubelet.conf
+    chmod 600 /etc/kubernetes/kubelet.conf
+    KUBELET_KUBECONFIG_ARGS=--kubeconfig=/etc/kubernetes/kubelet.conf
+    if [ "$INIT" = systemd ]; then
+      mkdir -p /etc/systemd/system/kubelet.service.d
+      printf '[Service]\nEnvironment="KUBELET_KUBECONFIG_ARGS=%s"\n' "$KUBELET_KUBECONFIG_ARGS" > /etc/systemd/system/kubelet.service.d/10-kubeadm.conf
+      systemctl daemon-reload
+    fi
+  fi
+  svc_start kubelet
 }
 
 # --- what is NOT Kubernetes' and must survive any reset ----------------------

@@ -1,0 +1,369 @@
+/**
+ * What the real control plane does beyond storing objects, as far as decom and kubectl
+ * depend on it: defaults and validation on write, evictions judged against
+ * PodDisruptionBudgets (the disruption controller's arithmetic), and the controllers,
+ * one pass each per tick: namespace (a Terminating namespace empties, then loses its
+ * finalizer and goes), node IPAM, node lifecycle (a Node whose Lease is not renewed
+ * goes Unknown and is tainted), scheduler, ReplicaSet, and attach/detach
+ * (VolumeAttachments and the Node's status.volumesAttached follow the pods).
+ * The kubelet's part is the node's own kubelet stand-in (kubelet-api.ts).
+ */
+import { createHash } from 'node:crypto';
+import { ApiError } from './errors.js';
+import { labelMatcher } from './query.js';
+import { apiVersionOf, findResource, type Resource } from './resources.js';
+import type { Obj, Store } from './store.js';
+
+type Any = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/** The object as the server stores it: apiVersion and kind of the resource, the URL's namespace, the type's defaults. */
+export function withDefaults(r: Resource, body: Obj | undefined, ns: string | undefined): Obj {
+  if (!body || typeof body !== 'object') throw ApiError.badRequest('the request body is not an object');
+  if (body.kind && body.kind !== r.kind) throw ApiError.badRequest(`the API version in the data (${body.apiVersion}) does not match the expected API version (${apiVersionOf(r)})`);
+  const meta = { ...(body.metadata ?? {}) } as unknown as Obj['metadata'];
+  if (r.namespaced) {
+    if (meta.namespace && ns && meta.namespace !== ns) throw ApiError.badRequest('the namespace of the provided object does not match the namespace sent on the request');
+    meta.namespace = ns ?? meta.namespace ?? 'default';
+  } else delete meta.namespace;
+  const o: Obj = { ...body, apiVersion: apiVersionOf(r), kind: r.kind, metadata: meta };
+  if (r.plural === 'pods') {
+    const spec = (o.spec ?? {}) as Any;
+    o.spec = { restartPolicy: 'Always', terminationGracePeriodSeconds: 30, dnsPolicy: 'ClusterFirst', schedulerName: 'default-scheduler', ...spec };
+    o.status = { phase: 'Pending', ...((o.status ?? {}) as Any) };
+  }
+  if (r.plural === 'namespaces') {
+    o.spec = { finalizers: ['kubernetes'], ...((o.spec ?? {}) as Any) };
+    o.status = { phase: 'Active' };
+  }
+  if (r.plural === 'nodes') o.spec = { ...((o.spec ?? {}) as Any) };
+  return o;
+}
+
+/** 422 Invalid with the field paths a real server names; the namespace must exist. */
+export function validate(store: Store, r: Resource, o: Obj, ns: string | undefined): Obj {
+  const name = o.metadata?.name ?? '';
+  const causes: { field: string; message: string }[] = [];
+  if (!name && !o.metadata?.generateName) causes.push({ field: 'metadata.name', message: 'Required value: name or generateName is required' });
+  else if (name && !(r.plural === 'pods' || r.plural === 'namespaces' ? DNS_LABEL.test(name) || (r.plural === 'pods' && DNS_SUBDOMAIN.test(name)) : DNS_SUBDOMAIN.test(name))) {
+    causes.push({ field: 'metadata.name', message: `Invalid value: "${name}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')` });
+  }
+  if (r.plural === 'pods') {
+    const containers = ((o.spec ?? {}) as Any).containers;
+    if (!Array.isArray(containers) || !containers.length) causes.push({ field: 'spec.containers', message: 'Required value' });
+    else containers.forEach((c: Any, i: number) => {
+      if (!c?.name) causes.push({ field: `spec.containers[${i}].name`, message: 'Required value' });
+      if (!c?.image) causes.push({ field: `spec.containers[${i}].image`, message: 'Required value' });
+    });
+  }
+  if (causes.length) throw ApiError.invalid(r.kind, name, r.group, causes);
+  const target = ns ?? o.metadata.namespace;
+  if (r.namespaced && target && !store.find('namespaces', undefined, target)) throw ApiError.notFound('namespaces', target);
+  if (r.namespaced && target && store.find('namespaces', undefined, target)?.metadata.deletionTimestamp && !store.find(r.plural, target, name)) {
+    throw new ApiError(403, 'Forbidden', `${r.plural} "${name}" is forbidden: unable to create new content in namespace ${target} because it is being terminated`, {
+      name, group: r.group, kind: r.plural, causes: [{ reason: 'NamespaceTerminating', message: `namespace ${target} is being terminated`, field: 'metadata.namespace' }],
+    });
+  }
+  return o;
+}
+
+const podReady = (p: Obj) => ((p.status as Any | undefined)?.conditions ?? []).some((c: Any) => c.type === 'Ready' && c.status === 'True');
+
+/** The disruption controller's arithmetic: expected, healthy and desired pods, and how many may go now. */
+export function pdbStatus(store: Store, pdb: Obj): Any {
+  const spec = (pdb.spec ?? {}) as Any;
+  const sel = spec.selector?.matchLabels ? Object.entries(spec.selector.matchLabels as Record<string, string>).map(([k, v]) => `${k}=${v}`).join(',') : '';
+  const matches = labelMatcher(sel);
+  const pods = store.list('pods', pdb.metadata.namespace).filter((p) => sel && matches(p.metadata.labels));
+  const expected = pods.length;
+  const healthy = pods.filter((p) => !p.metadata.deletionTimestamp && podReady(p)).length;
+  const amount = (v: unknown) => (typeof v === 'string' && v.endsWith('%') ? Math.ceil((expected * Number(v.slice(0, -1))) / 100) : Number(v));
+  const desired = spec.minAvailable !== undefined ? amount(spec.minAvailable) : spec.maxUnavailable !== undefined ? Math.max(0, expected - amount(spec.maxUnavailable)) : expected;
+  const allowed = Math.max(0, healthy - desired);
+  return {
+    observedGeneration: pdb.metadata.generation ?? 1,
+    disruptionsAllowed: allowed,
+    currentHealthy: healthy,
+    desiredHealthy: desired,
+    expectedPods: expected,
+    conditions: [
+      {
+        type: 'DisruptionAllowed',
+        status: allowed > 0 ? 'True' : 'False',
+        reason: allowed > 0 ? 'SufficientPods' : 'InsufficientPods',
+        message: '',
+        observedGeneration: pdb.metadata.generation ?? 1,
+        lastTransitionTime: pdb.metadata.creationTimestamp,
+      },
+    ],
+  };
+}
+
+/** POST pods/NAME/eviction: 429 with the real message when a budget forbids it; otherwise a graceful delete. */
+export function evict(store: Store, ns: string, name: string, body: Any | undefined, dryRun: boolean): Any {
+  const pod = store.get('pods', ns, name, 'Pod', '');
+  if (body?.metadata?.name && body.metadata.name !== name) throw ApiError.badRequest(`name in URL does not match name in Eviction object`);
+  if (!pod.metadata.deletionTimestamp) {
+    for (const pdb of store.list('poddisruptionbudgets', ns)) {
+      const sel = (pdb.spec as Any | undefined)?.selector?.matchLabels as Record<string, string> | undefined;
+      if (!sel || !labelMatcher(Object.entries(sel).map(([k, v]) => `${k}=${v}`).join(','))(pod.metadata.labels)) continue;
+      const st = pdbStatus(store, pdb);
+      if (st.disruptionsAllowed < 1 && podReady(pod)) {
+        throw new ApiError(429, 'TooManyRequests', "Cannot evict pod as it would violate the pod's disruption budget.", {
+          causes: [{ reason: 'DisruptionBudget', message: `The disruption budget ${pdb.metadata.name} needs ${st.desiredHealthy} healthy pods and has ${st.currentHealthy} currently` }],
+        });
+      }
+    }
+  }
+  const grace = body?.deleteOptions?.gracePeriodSeconds;
+  if (!dryRun) store.delete('pods', ns, name, '', grace !== undefined ? { gracePeriodSeconds: Number(grace) } : {});
+  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 };
+}
+
+/**
+ * The namespace controller, one pass: a Terminating namespace's content is deleted;
+ * its conditions say what holds it (content, finalizers, an unavailable APIService);
+ * once it is empty the `kubernetes` finalizer goes, and then the namespace.
+ */
+export function namespaceController(store: Store): void {
+  const namespaced = ['pods', 'events', 'daemonsets', 'replicasets', 'deployments', 'jobs', 'cronjobs', 'poddisruptionbudgets', 'leases', 'persistentvolumeclaims'];
+  for (const ns of store.list('namespaces')) {
+    if (!ns.metadata.deletionTimestamp) continue;
+    const name = ns.metadata.name;
+    const unavailable = store.list('apiservices').filter((a) => ((a.status as Any | undefined)?.conditions ?? []).some((c: Any) => c.type === 'Available' && c.status === 'False'));
+    let left = 0;
+    const finalizers = new Set<string>();
+    for (const res of namespaced) {
+      for (const o of store.list(res, name)) {
+        left++;
+        for (const f of o.metadata.finalizers ?? []) finalizers.add(f);
+        if (!o.metadata.deletionTimestamp) store.delete(res, name, o.metadata.name, '');
+      }
+    }
+    const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    const cond = (type: string, on: boolean, reason: string, message: string) => ({ type, status: on ? 'True' : 'False', lastTransitionTime: now, reason, message });
+    const discovery = unavailable.map((a) => `${(a.spec as Any | undefined)?.group}/${(a.spec as Any | undefined)?.version}: the server is currently unable to handle the request`);
+    const conditions = [
+      cond('NamespaceDeletionDiscoveryFailure', discovery.length > 0, discovery.length ? 'DiscoveryFailed' : 'ResourcesDiscovered', discovery.length ? `Discovery failed for some groups, ${discovery.length} failing: unable to retrieve the complete list of server APIs: ${discovery.join(', ')}` : 'All resources successfully discovered'),
+      cond('NamespaceDeletionGroupVersionParsingFailure', false, 'ParsedGroupVersions', 'All legacy kube types successfully parsed'),
+      cond('NamespaceDeletionContentFailure', false, 'ContentDeleted', 'All content successfully deleted, may be waiting on finalization'),
+      cond('NamespaceContentRemaining', left > 0, left ? 'SomeResourcesRemain' : 'ContentRemoved', left ? `Some resources are remaining: ${left} remaining` : 'All content successfully removed'),
+      cond('NamespaceFinalizersRemaining', finalizers.size > 0, finalizers.size ? 'SomeFinalizersRemain' : 'ContentHasNoFinalizers', finalizers.size ? `Some content in the namespace has finalizers remaining: ${[...finalizers].map((f) => `${f} in ${left} resource instances`).join(', ')}` : 'All content-preserving finalizers finished'),
+    ];
+    const st = (ns.status ?? {}) as Any;
+    const same = JSON.stringify((st.conditions ?? []).map((c: Any) => [c.type, c.status, c.message])) === JSON.stringify(conditions.map((c) => [c.type, c.status, c.message]));
+    const done = left === 0 && discovery.length === 0;
+    const specFinalizers = (((ns.spec ?? {}) as Any).finalizers ?? []) as string[];
+    if (same && !(done && specFinalizers.includes('kubernetes'))) continue;
+    const next: Obj = { ...ns, status: { phase: 'Terminating', conditions: same ? st.conditions : conditions } };
+    if (done) next.spec = { ...((ns.spec ?? {}) as Any), finalizers: specFinalizers.filter((f) => f !== 'kubernetes') };
+    const updated = store.update('namespaces', next, '');
+    // Finalized: the namespace goes (its own metadata.finalizers, if any, still hold it).
+    if (done && !(((updated.spec ?? {}) as Any).finalizers ?? []).length) store.delete('namespaces', undefined, name, '');
+  }
+}
+
+/** What a new cluster holds before any kubelet registers: its four namespaces. Objects already there are kept. */
+export function seed(store: Store): void {
+  for (const ns of ['default', 'kube-system', 'kube-public', 'kube-node-lease']) {
+    if (!store.find('namespaces', undefined, ns)) {
+      store.create('namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { 'kubernetes.io/metadata.name': ns } } as unknown as Obj['metadata'], spec: { finalizers: ['kubernetes'] }, status: { phase: 'Active' } }, '');
+    }
+  }
+}
+
+const stamp = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+const conditionOf = (o: Obj | undefined, type: string) => (((o?.status as Any | undefined)?.conditions ?? []) as Any[]).find((c) => c.type === type);
+const nodeReady = (n: Obj | undefined) => conditionOf(n, 'Ready')?.status === 'True';
+
+/** Node IPAM: each Node gets the next free /24 of 10.244.0.0/16, as kube-controller-manager's range allocator. */
+export function nodeIpamController(store: Store): void {
+  const nodes = store.list('nodes');
+  const used = new Set(nodes.map((n) => (n.spec as Any | undefined)?.podCIDR).filter(Boolean));
+  for (const n of nodes) {
+    if ((n.spec as Any | undefined)?.podCIDR) continue;
+    let i = 0;
+    while (used.has(`10.244.${i}.0/24`)) i++;
+    const cidr = `10.244.${i}.0/24`;
+    used.add(cidr);
+    store.update('nodes', { ...n, spec: { ...(n.spec ?? {}), podCIDR: cidr, podCIDRs: [cidr] } }, '');
+  }
+}
+
+const UNREACHABLE = 'node.kubernetes.io/unreachable';
+
+/**
+ * Node lifecycle: a Node whose Lease (or, before its first one, whose registration) is
+ * older than the grace period has its conditions set Unknown ("Kubelet stopped posting
+ * node status."), the unreachable taints, and its pods marked not Ready; once its kubelet
+ * posts Ready again, the taints go.
+ */
+export function nodeLifecycleController(store: Store, graceSeconds: number): void {
+  for (const n of store.list('nodes')) {
+    const lease = store.find('leases', 'kube-node-lease', n.metadata.name);
+    const renewed = Date.parse(String((lease?.spec as Any | undefined)?.renewTime ?? n.metadata.creationTimestamp));
+    const taints = (((n.spec as Any | undefined)?.taints ?? []) as Any[]);
+    const tainted = taints.some((t) => t.key === UNREACHABLE);
+    const ready = conditionOf(n, 'Ready');
+    if (Date.now() - renewed > graceSeconds * 1000) {
+      if (ready?.status === 'Unknown') continue;
+      const t = stamp();
+      const conditions = (((n.status as Any | undefined)?.conditions ?? []) as Any[]).map((c) => ({ ...c, status: 'Unknown', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.', lastTransitionTime: t }));
+      store.update('nodes', {
+        ...n,
+        spec: { ...(n.spec ?? {}), taints: [...taints.filter((x) => x.key !== UNREACHABLE), { key: UNREACHABLE, effect: 'NoSchedule', timeAdded: t }, { key: UNREACHABLE, effect: 'NoExecute', timeAdded: t }] },
+        status: { ...(n.status ?? {}), conditions },
+      }, '');
+      for (const p of store.list('pods').filter((x) => (x.spec as Any | undefined)?.nodeName === n.metadata.name)) {
+        const conds = (((p.status as Any | undefined)?.conditions ?? []) as Any[]).map((c) => (c.type === 'Ready' || c.type === 'ContainersReady' ? { ...c, status: 'False', lastTransitionTime: t } : c));
+        store.update('pods', { ...p, status: { ...(p.status ?? {}), conditions: conds } }, '');
+      }
+    } else if (tainted && ready?.status === 'True') {
+      store.update('nodes', { ...n, spec: { ...(n.spec ?? {}), taints: taints.filter((x) => x.key !== UNREACHABLE) } }, '');
+    }
+  }
+}
+
+const tolerates = (pod: Obj, taint: Any) =>
+  (((pod.spec as Any | undefined)?.tolerations ?? []) as Any[]).some(
+    (t) => (t.operator === 'Exists' && (!t.key || t.key === taint.key)) || (t.key === taint.key && (t.value ?? '') === (taint.value ?? '')),
+  );
+
+/** Where the scheduler may put a pod: Ready, schedulable, no NoSchedule/NoExecute taint it does not tolerate. */
+const schedulable = (n: Obj, pod: Obj) =>
+  nodeReady(n) &&
+  Object.entries(((pod.spec as Any | undefined)?.nodeSelector ?? {}) as Record<string, string>).every(([k, v]) => n.metadata.labels?.[k] === v) &&
+  !(n.spec as Any | undefined)?.unschedulable &&
+  (((n.spec as Any | undefined)?.taints ?? []) as Any[]).every((t) => t.effect === 'PreferNoSchedule' || tolerates(pod, t));
+
+/** Where a DaemonSet runs: every node whose taints its pods tolerate (unschedulable or not, as the real one). */
+const daemonFits = (n: Obj, pod: Obj) => (((n.spec as Any | undefined)?.taints ?? []) as Any[]).every((t) => t.effect === 'PreferNoSchedule' || tolerates(pod, t));
+
+/** The scheduler: each unbound pod to the feasible node running the fewest pods. */
+export function scheduler(store: Store): void {
+  const pods = store.list('pods');
+  const pending = pods.filter((p) => !(p.spec as Any | undefined)?.nodeName && !p.metadata.deletionTimestamp);
+  if (!pending.length) return;
+  const load = new Map<string, number>();
+  for (const p of pods) {
+    const node = (p.spec as Any | undefined)?.nodeName as string | undefined;
+    if (node) load.set(node, (load.get(node) ?? 0) + 1);
+  }
+  const nodes = store.list('nodes');
+  for (const p of pending) {
+    const fit = nodes.filter((n) => schedulable(n, p)).sort((a, b) => (load.get(a.metadata.name) ?? 0) - (load.get(b.metadata.name) ?? 0))[0];
+    if (!fit) continue; // stays Pending, as with no feasible node
+    load.set(fit.metadata.name, (load.get(fit.metadata.name) ?? 0) + 1);
+    store.update('pods', { ...p, spec: { ...(p.spec ?? {}), nodeName: fit.metadata.name }, status: { ...(p.status ?? {}), conditions: [{ type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: stamp() }] } }, '');
+  }
+}
+
+const ownedBy = (p: Obj, owner: Obj) => (p.metadata.ownerReferences ?? []).some((r) => r.uid === owner.metadata.uid && r.controller);
+
+/** The ReplicaSet controller: as many live pods as replicas (an evicted one is replaced, unbound, for the scheduler), and the status counts. */
+export function replicaSetController(store: Store): void {
+  const pods = store.list('pods');
+  for (const rs of store.list('replicasets')) {
+    if (rs.metadata.deletionTimestamp) continue;
+    const spec = (rs.spec ?? {}) as Any;
+    const want = Number(spec.replicas ?? 1);
+    const mine = pods.filter((p) => ownedBy(p, rs) && !p.metadata.deletionTimestamp);
+    for (let i = mine.length; i < want; i++) mine.push(store.create('pods', podFor(rs, 'ReplicaSet', {}), ''));
+    for (const extra of mine.slice(want)) store.delete('pods', extra.metadata.namespace, extra.metadata.name, '');
+    const ready = mine.filter(podReady).length;
+    const status = { replicas: Math.min(mine.length, want), fullyLabeledReplicas: Math.min(mine.length, want), readyReplicas: ready, availableReplicas: ready, observedGeneration: rs.metadata.generation ?? 1 };
+    if (JSON.stringify(rs.status) !== JSON.stringify(status)) store.update('replicasets', { ...rs, status }, 'apps');
+  }
+}
+
+/** A pod of a controller's template: its labels, spec and ownerReference. */
+function podFor(owner: Obj, kind: string, spec: Any): Obj {
+  const tpl = (((owner.spec ?? {}) as Any).template ?? {}) as Any;
+  return withDefaults(findResource('', 'v1', 'pods') as Resource, {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      generateName: `${owner.metadata.name}-`,
+      namespace: owner.metadata.namespace,
+      labels: tpl.metadata?.labels ?? {},
+      ownerReferences: [{ apiVersion: 'apps/v1', kind, name: owner.metadata.name, uid: owner.metadata.uid, controller: true, blockOwnerDeletion: true }],
+    } as unknown as Obj['metadata'],
+    spec: { ...(tpl.spec ?? {}), ...spec },
+  }, owner.metadata.namespace);
+}
+
+/** The DaemonSet controller: one pod on every node it fits, bound there; the status counts. */
+export function daemonSetController(store: Store): void {
+  const pods = store.list('pods');
+  const nodes = store.list('nodes');
+  for (const ds of store.list('daemonsets')) {
+    if (ds.metadata.deletionTimestamp) continue;
+    const mine = pods.filter((p) => ownedBy(p, ds) && !p.metadata.deletionTimestamp);
+    const probe = podFor(ds, 'DaemonSet', {});
+    const targets = nodes.filter((n) => daemonFits(n, probe));
+    for (const n of targets) {
+      if (!mine.some((p) => (p.spec as Any).nodeName === n.metadata.name)) mine.push(store.create('pods', podFor(ds, 'DaemonSet', { nodeName: n.metadata.name }), ''));
+    }
+    const ready = mine.filter(podReady).length;
+    const status = { currentNumberScheduled: mine.length, numberMisscheduled: 0, desiredNumberScheduled: targets.length, numberReady: ready, numberAvailable: ready, updatedNumberScheduled: mine.length, observedGeneration: ds.metadata.generation ?? 1 };
+    if (JSON.stringify(ds.status) !== JSON.stringify(status)) store.update('daemonsets', { ...ds, status }, 'apps');
+  }
+}
+
+/** Pod GC: a pod bound to a Node that no longer exists is deleted at once (its kubelet, if any, sees the delete). */
+export function podGarbageCollector(store: Store): void {
+  const nodes = new Set(store.list('nodes').map((n) => n.metadata.name));
+  for (const p of store.list('pods')) {
+    const node = (p.spec as Any | undefined)?.nodeName as string | undefined;
+    if (node && !nodes.has(node)) store.delete('pods', p.metadata.namespace, p.metadata.name, '', { gracePeriodSeconds: 0 });
+  }
+}
+
+/**
+ * The attach/detach controller with a CSI attacher that always succeeds: every pod on a
+ * node whose PVC is bound to a CSI PersistentVolume has a VolumeAttachment there and
+ * the volume in the Node's status.volumesAttached; when the last such pod is gone
+ * from the node, both go.
+ */
+export function attachDetachController(store: Store): void {
+  const desired = new Map<string, { node: string; pv: string; driver: string; handle: string }>();
+  for (const p of store.list('pods')) {
+    const node = (p.spec as Any | undefined)?.nodeName as string | undefined;
+    if (!node) continue;
+    for (const v of ((p.spec as Any).volumes ?? []) as Any[]) {
+      const claim = v.persistentVolumeClaim?.claimName && store.find('persistentvolumeclaims', p.metadata.namespace, v.persistentVolumeClaim.claimName);
+      const pvName = (claim?.spec as Any | undefined)?.volumeName;
+      const csi = pvName && ((store.find('persistentvolumes', undefined, pvName)?.spec as Any | undefined)?.csi as Any | undefined);
+      if (!csi?.driver) continue;
+      const name = `csi-${createHash('sha256').update(`${csi.volumeHandle}${csi.driver}${node}`).digest('hex')}`;
+      desired.set(name, { node, pv: pvName, driver: csi.driver, handle: csi.volumeHandle });
+    }
+  }
+  const attached = new Map<string, Set<string>>();
+  for (const va of store.list('volumeattachments')) {
+    if (desired.has(va.metadata.name) || va.metadata.deletionTimestamp) continue;
+    store.delete('volumeattachments', undefined, va.metadata.name, 'storage.k8s.io');
+  }
+  for (const [name, d] of desired) {
+    if (!store.find('volumeattachments', undefined, name)) {
+      store.create('volumeattachments', {
+        apiVersion: 'storage.k8s.io/v1', kind: 'VolumeAttachment', metadata: { name } as unknown as Obj['metadata'],
+        spec: { attacher: d.driver, nodeName: d.node, source: { persistentVolumeName: d.pv } }, status: { attached: true },
+      }, 'storage.k8s.io');
+    }
+    const set = attached.get(d.node) ?? new Set<string>();
+    set.add(`kubernetes.io/csi/${d.driver}^${d.handle}`);
+    attached.set(d.node, set);
+  }
+  for (const n of store.list('nodes')) {
+    const want = [...(attached.get(n.metadata.name) ?? [])].sort().map((name) => ({ name, devicePath: '' }));
+    const have = ((n.status as Any | undefined)?.volumesAttached ?? []) as Any[];
+    if (JSON.stringify(have) === JSON.stringify(want)) continue;
+    const status = { ...(n.status ?? {}) } as Any;
+    if (want.length) status.volumesAttached = want;
+    else delete status.volumesAttached;
+    store.update('nodes', { ...n, status }, '');
+  }
+}

@@ -1,0 +1,50 @@
+/**
+ * The sandbox API's process: `node dist/sandbox/api/main.js DIR` serves the API
+ * described by DIR/api.json until SIGTERM, its objects in DIR/objects.json, and runs
+ * the control plane's controllers (behaviour.ts) once a second.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { attachDetachController, daemonSetController, namespaceController, podGarbageCollector, nodeIpamController, nodeLifecycleController, replicaSetController, scheduler, seed } from './behaviour.js';
+import { createApiServer } from './server.js';
+import { Store } from './store.js';
+import type { ApiConfig } from './control.js';
+
+const dir = process.argv[2];
+if (!dir) {
+  process.stderr.write('usage: main.js DIR\n');
+  process.exit(2);
+}
+process.title = 'decom-sandbox-api';
+const config = JSON.parse(readFileSync(join(dir, 'api.json'), 'utf8')) as ApiConfig;
+const store = new Store(join(dir, 'objects.json'));
+seed(store);
+const server = createApiServer({ store, token: config.token, cert: readFileSync(join(dir, 'server.crt')), key: readFileSync(join(dir, 'server.key')) });
+server.listen(config.port, config.host, () => process.stdout.write(`decom sandbox API on https://${config.host}:${config.port}\n`));
+const controllers: [string, (s: Store) => void][] = [
+  ['node-ipam', nodeIpamController],
+  ['node-lifecycle', (s) => nodeLifecycleController(s, config.nodeMonitorGracePeriodSeconds ?? 50)],
+  ['pod-gc', podGarbageCollector],
+  ['daemonset', daemonSetController],
+  ['replicaset', replicaSetController],
+  ['scheduler', scheduler],
+  ['attach-detach', attachDetachController],
+  ['namespace', namespaceController],
+];
+const tick = setInterval(() => {
+  for (const [name, controller] of controllers) {
+    try {
+      controller(store);
+    } catch (e) {
+      process.stderr.write(`${name} controller: ${(e as Error).message}\n`);
+    }
+  }
+}, 1000);
+const stop = () => {
+  clearInterval(tick);
+  server.close();
+  server.closeAllConnections();
+  process.exit(0);
+};
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);

@@ -1,0 +1,336 @@
+/**
+ * The sandbox's Kubernetes API: HTTPS with a bearer token, discovery (aggregated v2
+ * and the plain lists), and the REST verbs on every resource of resources.ts over the
+ * store — list (selectors, limit/continue, Tables), watch, get, create, update,
+ * patch (JSON, merge, strategic), delete (graceful, finalizers, preconditions), the
+ * status subresource, pods/eviction against PodDisruptionBudgets, dryRun=All.
+ * Judged by real kubectl: what it prints must be what a real cluster makes it print.
+ */
+import { createServer, type Server } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { timingSafeEqual } from 'node:crypto';
+import { ApiError } from './errors.js';
+import { GROUPS, RESOURCES, VERBS, apiVersionOf, findResource, type Resource } from './resources.js';
+import { fieldMatcher, jsonPatch, labelMatcher, mergePatch, strategicMergePatch } from './query.js';
+import type { Obj, Store, WatchEvent } from './store.js';
+import { toTable } from './tables.js';
+import { decodeProtobuf } from './protobuf.js';
+import { evict, pdbStatus, validate, withDefaults } from './behaviour.js';
+
+export const KUBERNETES_VERSION = { major: '1', minor: '32', gitVersion: 'v1.32.4', gitCommit: '59526cd4867447956156ae3a602fcbac10f2c335', gitTreeState: 'clean', buildDate: '2025-04-22T16:02:27Z', goVersion: 'go1.23.6', compiler: 'gc', platform: 'linux/amd64' };
+
+type Any = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+export interface ApiOptions {
+  store: Store;
+  token: string;
+  cert: string | Buffer;
+  key: string | Buffer;
+}
+
+const DISCOVERY_TYPE = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList';
+
+function send(res: ServerResponse, code: number, body: unknown, type = 'application/json'): void {
+  const text = JSON.stringify(body);
+  res.writeHead(code, { 'Content-Type': type, 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-cache, private' });
+  res.end(text);
+}
+
+async function readBody(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  const body = Buffer.concat(chunks);
+  if (!body.length) return undefined;
+  if (String(req.headers['content-type'] ?? '').startsWith('application/vnd.kubernetes.protobuf')) return decodeProtobuf(body);
+  const text = body.toString('utf8');
+  if (!text.trim()) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw ApiError.badRequest(`the request body is not JSON: ${text.slice(0, 80)}`);
+  }
+}
+
+/** Aggregated discovery of one group (the core group is "" under /api). */
+function discoveryGroup(group: string): Any {
+  const resources = RESOURCES.filter((r) => r.group === group);
+  return {
+    metadata: { name: group, creationTimestamp: null },
+    versions: [
+      {
+        version: 'v1',
+        resources: resources.map((r) => ({
+          resource: r.plural,
+          responseKind: { group: r.group, version: r.version, kind: r.kind },
+          scope: r.namespaced ? 'Namespaced' : 'Cluster',
+          singularResource: r.singular,
+          verbs: VERBS,
+          ...(r.shortNames ? { shortNames: r.shortNames } : {}),
+          ...(r.categories ? { categories: r.categories } : {}),
+          ...(r.subresources
+            ? { subresources: r.subresources.map((s) => ({ subresource: s.name, responseKind: { group: s.group ?? r.group, version: s.version ?? r.version, kind: s.kind }, verbs: s.verbs })) }
+            : {}),
+        })),
+        freshness: 'Current',
+      },
+    ],
+  };
+}
+
+function resourceList(group: string): Any {
+  const list: Any[] = [];
+  for (const r of RESOURCES.filter((x) => x.group === group)) {
+    list.push({ name: r.plural, singularName: r.singular, namespaced: r.namespaced, kind: r.kind, verbs: VERBS, ...(r.shortNames ? { shortNames: r.shortNames } : {}), ...(r.categories ? { categories: r.categories } : {}) });
+    for (const s of r.subresources ?? []) {
+      list.push({ name: `${r.plural}/${s.name}`, singularName: '', namespaced: r.namespaced, ...(s.group !== undefined ? { group: s.group, version: s.version } : {}), kind: s.kind, verbs: s.verbs });
+    }
+  }
+  return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: group ? `${group}/v1` : 'v1', resources: list };
+}
+
+/** OpenAPI v3's root: one document per group/version. */
+const openApiRoot = () => ({
+  paths: Object.fromEntries(['', ...GROUPS].map((g) => [g ? `apis/${g}/v1` : 'api/v1', { serverRelativeURL: `/openapi/v3/${g ? `apis/${g}/v1` : 'api/v1'}?hash=${KUBERNETES_VERSION.gitCommit.slice(0, 16).toUpperCase()}` }])),
+});
+
+/**
+ * One group/version's OpenAPI v3 document: its paths and operations, without schemas.
+ * kubectl reads it to learn that the server validates fields itself (the PATCH
+ * operation of a kind taking `fieldValidation`), and then validates nothing on its side.
+ */
+function openApiDoc(group: string): Any {
+  const paths: Any = {};
+  const param = (name: string) => ({ name, in: 'query', schema: { type: 'string', uniqueItems: true } });
+  for (const r of RESOURCES.filter((x) => x.group === group)) {
+    const gvk = { 'x-kubernetes-group-version-kind': { group: r.group, version: r.version, kind: r.kind } };
+    const base = `/${r.group ? `apis/${r.group}` : 'api'}/${r.version}${r.namespaced ? '/namespaces/{namespace}' : ''}/${r.plural}`;
+    const op = (action: string, extra: Any[] = []) => ({ operationId: `${action}${r.kind}`, parameters: extra, responses: {}, 'x-kubernetes-action': action, ...gvk });
+    paths[base] = { get: op('list'), post: op('post', [param('dryRun'), param('fieldManager'), param('fieldValidation')]), delete: op('deletecollection') };
+    paths[`${base}/{name}`] = {
+      get: op('get'),
+      put: op('put', [param('dryRun'), param('fieldManager'), param('fieldValidation')]),
+      patch: op('patch', [param('dryRun'), param('fieldManager'), param('fieldValidation'), param('force')]),
+      delete: op('delete', [param('dryRun'), param('gracePeriodSeconds')]),
+    };
+  }
+  return { openapi: '3.0.0', info: { title: 'Kubernetes', version: KUBERNETES_VERSION.gitVersion }, paths, components: { schemas: {} } };
+}
+
+const groupInfo = (g: string) => ({ name: g, versions: [{ groupVersion: `${g}/v1`, version: 'v1' }], preferredVersion: { groupVersion: `${g}/v1`, version: 'v1' } });
+
+interface Target {
+  r: Resource;
+  ns?: string;
+  name?: string;
+  sub?: string;
+}
+
+/** /api/v1/… or /apis/G/V/…: the resource, namespace, name and subresource a path names. */
+function parseTarget(group: string, version: string, parts: string[]): Target | undefined {
+  let ns: string | undefined;
+  if (parts[0] === 'namespaces' && parts.length >= 3 && findResource(group, version, parts[2] as string)?.namespaced) {
+    ns = parts[1];
+    parts = parts.slice(2);
+  }
+  const r = findResource(group, version, parts[0] ?? '');
+  if (!r || parts.length > 3) return undefined;
+  return { r, ns, name: parts[1], sub: parts[2] };
+}
+
+/** Whether the client asked for a Table (kubectl get) and how much of each object it wants in a row. */
+function tableWanted(req: IncomingMessage, q: URLSearchParams): { includeObject: string } | undefined {
+  const accept = String(req.headers.accept ?? '');
+  return /as=Table/.test(accept) ? { includeObject: q.get('includeObject') ?? 'Metadata' } : undefined;
+}
+
+const listKind = (r: Resource) => `${r.kind}List`;
+
+export function createApiServer(o: ApiOptions): Server {
+  const { store } = o;
+  const token = Buffer.from(o.token);
+  const authorized = (req: IncomingMessage) => {
+    const m = /^Bearer (.+)$/.exec(String(req.headers.authorization ?? ''));
+    const got = Buffer.from(m?.[1] ?? '');
+    return got.length === token.length && timingSafeEqual(got, token);
+  };
+
+  const objectsOf = (t: Target, q: URLSearchParams): Obj[] => {
+    const labels = labelMatcher(q.get('labelSelector') ?? undefined);
+    const fields = fieldMatcher(q.get('fieldSelector') ?? undefined, t.r.kind);
+    return store
+      .list(t.r.plural, t.r.namespaced ? t.ns : undefined)
+      .filter((x) => labels(x.metadata.labels) && fields(x))
+      .map((x) => (t.r.plural === 'poddisruptionbudgets' ? { ...x, status: pdbStatus(store, x) } : x));
+  };
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'https://sandbox');
+    const q = url.searchParams;
+    const path = url.pathname.replace(/\/+$/, '') || '/';
+    const accept = String(req.headers.accept ?? '');
+    if (path === '/healthz' || path === '/livez' || path === '/readyz') {
+      res.writeHead(200, { 'Content-Type': 'text/plain' });
+      res.end('ok');
+      return;
+    }
+    if (path === '/version') return send(res, 200, KUBERNETES_VERSION);
+    if (!authorized(req)) throw new ApiError(401, 'Unauthorized', 'Unauthorized');
+
+    // Discovery.
+    const aggregated = accept.includes('as=APIGroupDiscoveryList');
+    if (path === '/api') {
+      if (aggregated) return send(res, 200, { kind: 'APIGroupDiscoveryList', apiVersion: 'apidiscovery.k8s.io/v2', metadata: {}, items: [discoveryGroup('')] }, DISCOVERY_TYPE);
+      return send(res, 200, { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: String(req.headers.host ?? '') }] });
+    }
+    if (path === '/apis') {
+      if (aggregated) return send(res, 200, { kind: 'APIGroupDiscoveryList', apiVersion: 'apidiscovery.k8s.io/v2', metadata: {}, items: GROUPS.map(discoveryGroup) }, DISCOVERY_TYPE);
+      return send(res, 200, { kind: 'APIGroupList', apiVersion: 'v1', groups: GROUPS.map(groupInfo) });
+    }
+    if (path === '/api/v1') return send(res, 200, resourceList(''));
+    if (path === '/openapi/v3') return send(res, 200, openApiRoot());
+    const oa = /^\/openapi\/v3\/(api\/v1|apis\/[^/]+\/v1)$/.exec(path);
+    if (oa) return send(res, 200, openApiDoc(oa[1] === 'api/v1' ? '' : (oa[1] as string).split('/')[1] as string));
+    let m = /^\/apis\/([^/]+)(?:\/(v1))?$/.exec(path);
+    if (m && GROUPS.includes(m[1] as string)) {
+      return m[2] ? send(res, 200, resourceList(m[1] as string)) : send(res, 200, { kind: 'APIGroup', apiVersion: 'v1', ...groupInfo(m[1] as string) });
+    }
+
+    m = /^\/api\/v1\/(.+)$/.exec(path) ?? /^\/apis\/([^/]+\/v1)\/(.+)$/.exec(path);
+    const [group, rest] = path.startsWith('/api/') ? ['', (m?.[1] ?? '') as string] : [(m?.[1] ?? '').replace(/\/v1$/, ''), (m?.[2] ?? '') as string];
+    const t = m ? parseTarget(group, 'v1', rest.split('/').map(decodeURIComponent)) : undefined;
+    if (!t) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+    const { r } = t;
+    const dryRun = q.get('dryRun') === 'All';
+
+    if (r.namespaced && t.ns && !store.find('namespaces', undefined, t.ns) && req.method !== 'GET') {
+      throw ApiError.notFound('namespaces', t.ns);
+    }
+
+    // Collections.
+    if (!t.name) {
+      if (req.method === 'GET') {
+        if (q.get('watch') === 'true' || q.get('watch') === '1') return watch(req, res, t, q);
+        let items = objectsOf(t, q);
+        const limit = Number(q.get('limit') ?? 0);
+        const cont = q.get('continue');
+        let start = 0;
+        if (cont) {
+          try {
+            start = (JSON.parse(Buffer.from(cont, 'base64').toString()) as { start: number }).start;
+          } catch {
+            throw ApiError.badRequest('continue key is not valid');
+          }
+        }
+        const total = items.length;
+        items = items.slice(start, limit > 0 ? start + limit : undefined);
+        const next = limit > 0 && start + limit < total ? Buffer.from(JSON.stringify({ start: start + limit })).toString('base64') : undefined;
+        const meta = { resourceVersion: store.resourceVersion, ...(next ? { continue: next, remainingItemCount: total - start - limit } : {}) };
+        const table = tableWanted(req, q);
+        if (table) return send(res, 200, toTable(r.plural, items, meta, table.includeObject));
+        return send(res, 200, { kind: listKind(r), apiVersion: apiVersionOf(r), metadata: meta, items });
+      }
+      if (req.method === 'POST') {
+        const body = (await readBody(req)) as Obj | undefined;
+        const obj = validate(store, r, withDefaults(r, body, t.ns), t.ns);
+        if (dryRun) return send(res, 201, { ...obj, metadata: { ...obj.metadata, uid: obj.metadata.uid ?? '', creationTimestamp: new Date().toISOString() } });
+        return send(res, 201, store.create(r.plural, obj, r.group));
+      }
+      if (req.method === 'DELETE') {
+        const gone = objectsOf(t, q).map((x) => store.delete(r.plural, x.metadata.namespace, x.metadata.name, r.group));
+        return send(res, 200, { kind: listKind(r), apiVersion: apiVersionOf(r), metadata: { resourceVersion: store.resourceVersion }, items: gone });
+      }
+      throw new ApiError(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`);
+    }
+
+    // One object, or its subresource.
+    const name = t.name;
+    if (t.sub === 'eviction') {
+      if (req.method !== 'POST') throw new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
+      const body = (await readBody(req)) as Any | undefined;
+      return send(res, 201, evict(store, t.ns as string, name, body, dryRun));
+    }
+    if (t.sub && !r.subresources?.some((s) => s.name === t.sub)) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+    if (req.method === 'GET') {
+      let obj = store.get(r.plural, t.ns, name, r.kind, r.group);
+      if (r.plural === 'poddisruptionbudgets') obj = { ...obj, status: pdbStatus(store, obj) };
+      const table = tableWanted(req, q);
+      if (table) return send(res, 200, toTable(r.plural, [obj], { resourceVersion: obj.metadata.resourceVersion }, table.includeObject));
+      return send(res, 200, obj);
+    }
+    if (req.method === 'PUT' || req.method === 'PATCH') {
+      const cur = store.get(r.plural, t.ns, name, r.kind, r.group);
+      const body = await readBody(req);
+      let next: Obj;
+      if (req.method === 'PUT') next = body as Obj;
+      else {
+        const type = String(req.headers['content-type'] ?? '').split(';')[0];
+        if (type === 'application/json-patch+json') next = jsonPatch(cur, body) as Obj;
+        else if (type === 'application/merge-patch+json') next = mergePatch(cur, body) as Obj;
+        else if (type === 'application/strategic-merge-patch+json') next = strategicMergePatch(cur, body) as Obj;
+        else throw new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json`);
+        // A patch does not carry the version it was made from unless it says so.
+        if (!(body as Any)?.metadata?.resourceVersion) next.metadata.resourceVersion = cur.metadata.resourceVersion;
+      }
+      if (!next || typeof next !== 'object') throw ApiError.badRequest('the request body is not an object');
+      next.metadata = { ...(next.metadata ?? {}), name, ...(t.ns ? { namespace: t.ns } : {}) } as Obj['metadata'];
+      // The main resource ignores status; the status subresource changes only status; finalize only spec.finalizers.
+      if (t.sub === 'status') next = { ...cur, status: next.status, metadata: { ...cur.metadata, resourceVersion: next.metadata.resourceVersion } };
+      else if (t.sub === 'finalize') next = { ...cur, spec: { ...cur.spec, finalizers: (next.spec as Any | undefined)?.finalizers ?? [] }, metadata: { ...cur.metadata, resourceVersion: next.metadata.resourceVersion } };
+      else if (r.subresources?.some((s) => s.name === 'status') && r.plural !== 'namespaces') next = { ...next, ...(cur.status !== undefined ? { status: cur.status } : {}) };
+      const valid = validate(store, r, { ...next, apiVersion: apiVersionOf(r), kind: r.kind }, t.ns);
+      if (dryRun) return send(res, 200, valid);
+      return send(res, 200, store.update(r.plural, valid, r.group));
+    }
+    if (req.method === 'DELETE') {
+      const body = ((await readBody(req)) ?? {}) as Any;
+      const grace = q.get('gracePeriodSeconds') ?? body.gracePeriodSeconds;
+      const opts = {
+        ...(grace !== undefined && grace !== null ? { gracePeriodSeconds: Number(grace) } : {}),
+        ...(body.preconditions?.uid ? { uid: body.preconditions.uid } : {}),
+        ...(body.preconditions?.resourceVersion ? { resourceVersion: body.preconditions.resourceVersion } : {}),
+      };
+      if (dryRun) return send(res, 200, store.get(r.plural, t.ns, name, r.kind, r.group));
+      return send(res, 200, store.delete(r.plural, t.ns, name, r.group, opts));
+    }
+    throw new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
+  }
+
+  /** A watch: the current objects (or the events since resourceVersion), then every change, one JSON per line. */
+  function watch(req: IncomingMessage, res: ServerResponse, t: Target, q: URLSearchParams): void {
+    const labels = labelMatcher(q.get('labelSelector') ?? undefined);
+    const fields = fieldMatcher(q.get('fieldSelector') ?? undefined, t.r.kind);
+    const table = tableWanted(req, q);
+    const rv = q.get('resourceVersion');
+    const wanted = (e: WatchEvent) => e.resource === t.r.plural && (!t.r.namespaced || !t.ns || e.object.metadata.namespace === t.ns) && labels(e.object.metadata.labels) && fields(e.object);
+    const backlog = !rv || rv === '0' ? store.list(t.r.plural, t.r.namespaced ? t.ns : undefined).map((object) => ({ type: 'ADDED' as const, resource: t.r.plural, object })) : store.since(Number(rv));
+    if (!backlog) throw new ApiError(410, 'Expired', `too old resource version: ${rv} (${store.resourceVersion})`);
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache, private' });
+    // Now, not with the first event: a client waits for the headers (kubectl wait on a quiet object would hang).
+    res.flushHeaders();
+    let first = true;
+    const write = (e: WatchEvent) => {
+      if (!wanted(e)) return;
+      const object = table ? toTable(t.r.plural, [e.object], { resourceVersion: e.object.metadata.resourceVersion }, table.includeObject, first) : e.object;
+      first = false;
+      res.write(`${JSON.stringify({ type: e.type, object })}\n`);
+    };
+    backlog.forEach(write);
+    const stop = store.watch(write);
+    const timeout = Number(q.get('timeoutSeconds') ?? 1800);
+    const timer = setTimeout(() => res.end(), timeout * 1000);
+    const end = () => {
+      stop();
+      clearTimeout(timer);
+    };
+    res.on('close', end);
+    req.on('close', end);
+  }
+
+  return createServer({ cert: o.cert, key: o.key }, (req, res) => {
+    handle(req, res).catch((e: unknown) => {
+      const err = e instanceof ApiError ? e : new ApiError(500, 'InternalError', `Internal error occurred: ${(e as Error).message}`);
+      if (res.headersSent) res.end();
+      else send(res, err.code, err.status());
+    });
+  });
+}

@@ -1,0 +1,236 @@
+/**
+ * The sandbox API's object store: every object by resource, namespace and name, one
+ * resourceVersion counter for all (as etcd's revision), written through to a JSON
+ * file so the objects survive a restart of the API. Metadata behaves as a real API
+ * server's: uid, resourceVersion, generation (bumped when the spec changes),
+ * creationTimestamp, and deletion with finalizers (deletionTimestamp set, the object
+ * kept until the last finalizer goes).
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { ApiError } from './errors.js';
+
+export interface Meta {
+  name: string;
+  generateName?: string;
+  namespace?: string;
+  uid: string;
+  resourceVersion: string;
+  generation?: number;
+  creationTimestamp: string;
+  deletionTimestamp?: string;
+  deletionGracePeriodSeconds?: number;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  finalizers?: string[];
+  ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean; blockOwnerDeletion?: boolean }[];
+  [k: string]: unknown;
+}
+
+export interface Obj {
+  apiVersion: string;
+  kind: string;
+  metadata: Meta;
+  spec?: Record<string, unknown>;
+  status?: Record<string, unknown>;
+  [k: string]: unknown;
+}
+
+export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+export interface WatchEvent {
+  type: EventType;
+  resource: string;
+  object: Obj;
+}
+
+const key = (resource: string, ns: string | undefined, name: string) => `${resource}/${ns ?? ''}/${name}`;
+const now = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+const clone = <T>(x: T): T => structuredClone(x);
+/** apimachinery's rand.String: 5 characters without vowels or look-alikes. */
+const ALPHANUMS = 'bcdfghjklmnpqrstvwxz2456789';
+const suffix = () => Array.from(randomBytes(5), (b) => ALPHANUMS[b % ALPHANUMS.length]).join('');
+
+export class Store {
+  private rv = 1;
+  private objects = new Map<string, { resource: string; obj: Obj }>();
+  private watchers = new Set<(e: WatchEvent) => void>();
+  /** Events kept for watches that start from an older resourceVersion. */
+  private history: (WatchEvent & { rv: number })[] = [];
+
+  constructor(private readonly file?: string) {
+    if (file && existsSync(file)) {
+      const saved = JSON.parse(readFileSync(file, 'utf8')) as { rv: number; objects: { resource: string; obj: Obj }[] };
+      this.rv = saved.rv;
+      for (const o of saved.objects) this.objects.set(key(o.resource, o.obj.metadata.namespace, o.obj.metadata.name), o);
+    }
+  }
+
+  get resourceVersion(): string {
+    return String(this.rv);
+  }
+
+  /** Write-through, atomically: a crash leaves the last whole state. */
+  private save(): void {
+    if (!this.file) return;
+    const tmp = `${this.file}.tmp`;
+    writeFileSync(tmp, JSON.stringify({ rv: this.rv, objects: [...this.objects.values()] }), { mode: 0o600 });
+    renameSync(tmp, this.file);
+  }
+
+  private emit(type: EventType, resource: string, obj: Obj): void {
+    const e = { type, resource, object: clone(obj) };
+    this.history.push({ ...e, rv: this.rv });
+    if (this.history.length > 5000) this.history.splice(0, 1000);
+    for (const w of this.watchers) w(e);
+  }
+
+  watch(fn: (e: WatchEvent) => void): () => void {
+    this.watchers.add(fn);
+    return () => this.watchers.delete(fn);
+  }
+
+  /** Events after resourceVersion `since`, or undefined when they are no longer kept (410 Gone). */
+  since(since: number): WatchEvent[] | undefined {
+    if (since >= this.rv) return [];
+    const first = this.history[0];
+    if (!first || first.rv > since + 1) return since === this.rv ? [] : undefined;
+    return this.history.filter((e) => e.rv > since).map(({ type, resource, object }) => ({ type, resource, object }));
+  }
+
+  list(resource: string, ns?: string): Obj[] {
+    const out: Obj[] = [];
+    for (const o of this.objects.values()) {
+      if (o.resource === resource && (ns === undefined || o.obj.metadata.namespace === ns)) out.push(clone(o.obj));
+    }
+    return out.sort((a, b) => `${a.metadata.namespace ?? ''}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace ?? ''}/${b.metadata.name}`));
+  }
+
+  find(resource: string, ns: string | undefined, name: string): Obj | undefined {
+    const o = this.objects.get(key(resource, ns, name));
+    return o ? clone(o.obj) : undefined;
+  }
+
+  get(resource: string, ns: string | undefined, name: string, kind: string, group: string): Obj {
+    const o = this.find(resource, ns, name);
+    if (!o) throw ApiError.notFound(resource, name, group);
+    return o;
+  }
+
+  create(resource: string, obj: Obj, group: string): Obj {
+    const m = obj.metadata;
+    if (!m.name && m.generateName) m.name = `${m.generateName}${suffix()}`;
+    if (this.objects.has(key(resource, m.namespace, m.name))) throw ApiError.alreadyExists(resource, m.name, group);
+    this.rv++;
+    const stored: Obj = {
+      ...obj,
+      metadata: {
+        ...m,
+        uid: randomUUID(),
+        resourceVersion: String(this.rv),
+        creationTimestamp: now(),
+        ...(obj.spec !== undefined ? { generation: 1 } : {}),
+      },
+    };
+    delete stored.metadata.deletionTimestamp;
+    this.objects.set(key(resource, m.namespace, m.name), { resource, obj: stored });
+    this.save();
+    this.emit('ADDED', resource, stored);
+    return clone(stored);
+  }
+
+  /**
+   * Replaces an object. A resourceVersion in `obj` must be the stored one (409 Conflict
+   * otherwise); uid and creationTimestamp are the server's. An object being deleted
+   * whose last finalizer goes is deleted.
+   */
+  update(resource: string, obj: Obj, group: string): Obj {
+    const m = obj.metadata;
+    const cur = this.objects.get(key(resource, m.namespace, m.name));
+    if (!cur) throw ApiError.notFound(resource, m.name, group);
+    if (m.resourceVersion && m.resourceVersion !== cur.obj.metadata.resourceVersion) {
+      throw ApiError.conflict(resource, m.name, group, 'the object has been modified; please apply your changes to the latest version and try again');
+    }
+    const old = cur.obj;
+    this.rv++;
+    const specChanged = JSON.stringify(obj.spec) !== JSON.stringify(old.spec);
+    const next: Obj = {
+      ...obj,
+      metadata: {
+        ...m,
+        uid: old.metadata.uid,
+        creationTimestamp: old.metadata.creationTimestamp,
+        resourceVersion: String(this.rv),
+        ...(old.metadata.generation !== undefined ? { generation: old.metadata.generation + (specChanged ? 1 : 0) } : {}),
+        ...(old.metadata.deletionTimestamp ? { deletionTimestamp: old.metadata.deletionTimestamp } : {}),
+      },
+    };
+    if (!next.metadata.finalizers?.length) delete next.metadata.finalizers;
+    if (next.metadata.deletionTimestamp && !this.held(resource, next)) {
+      this.objects.delete(key(resource, m.namespace, m.name));
+      this.save();
+      this.emit('DELETED', resource, next);
+      return clone(next);
+    }
+    cur.obj = next;
+    this.save();
+    this.emit('MODIFIED', resource, next);
+    return clone(next);
+  }
+
+  /**
+   * What keeps an object being deleted: its finalizers; a namespace's spec.finalizers
+   * (the namespace controller's); a pod bound to a node with a grace period, until its
+   * kubelet has stopped it and finishes the delete.
+   */
+  private held(resource: string, o: Obj): boolean {
+    if (o.metadata.finalizers?.length) return true;
+    const spec = (o.spec ?? {}) as { nodeName?: string; finalizers?: string[] };
+    if (resource === 'pods') return (o.metadata.deletionGracePeriodSeconds ?? 0) > 0 && Boolean(spec.nodeName);
+    if (resource === 'namespaces') return (spec.finalizers ?? []).length > 0;
+    return false;
+  }
+
+  /**
+   * Deletes an object: at once when nothing holds it; otherwise it is marked
+   * (deletionTimestamp) and stays, Terminating, until its finalizers are gone (and, for
+   * a pod bound to a node with a grace period, until its kubelet finishes the delete).
+   */
+  delete(resource: string, ns: string | undefined, name: string, group: string, opts: { gracePeriodSeconds?: number; uid?: string; resourceVersion?: string } = {}): Obj {
+    const cur = this.objects.get(key(resource, ns, name));
+    if (!cur) throw ApiError.notFound(resource, name, group);
+    const o = cur.obj;
+    if (opts.uid && opts.uid !== o.metadata.uid) throw ApiError.conflict(resource, name, group, `Precondition failed: UID in precondition: ${opts.uid}, UID in object meta: ${o.metadata.uid}`);
+    if (opts.resourceVersion && opts.resourceVersion !== o.metadata.resourceVersion) {
+      throw ApiError.conflict(resource, name, group, `Precondition failed: ResourceVersion in precondition: ${opts.resourceVersion}, ResourceVersion in meta: ${o.metadata.resourceVersion}`);
+    }
+    const grace = resource === 'pods' ? (opts.gracePeriodSeconds ?? ((o.spec as { terminationGracePeriodSeconds?: number })?.terminationGracePeriodSeconds ?? 30)) : 0;
+    const marked = { ...o, metadata: { ...o.metadata } };
+    if (resource === 'pods') marked.metadata.deletionGracePeriodSeconds = grace;
+    if (!this.held(resource, marked)) {
+      this.rv++;
+      this.objects.delete(key(resource, ns, name));
+      this.save();
+      const gone = { ...o, metadata: { ...o.metadata, resourceVersion: String(this.rv) } };
+      this.emit('DELETED', resource, gone);
+      return clone(gone);
+    }
+    if (o.metadata.deletionTimestamp) return clone(o); // already going
+    this.rv++;
+    marked.metadata.deletionTimestamp = new Date(Date.now() + grace * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
+    marked.metadata.resourceVersion = String(this.rv);
+    cur.obj = marked;
+    this.save();
+    this.emit('MODIFIED', resource, marked);
+    return clone(marked);
+  }
+
+  /** Removes an object outright, as restoring an older etcd snapshot does: no event anyone acts on but watchers. */
+  forget(resource: string, ns: string | undefined, name: string): boolean {
+    const had = this.objects.delete(key(resource, ns, name));
+    if (had) {
+      this.rv++;
+      this.save();
+    }
+    return had;
+  }
+}

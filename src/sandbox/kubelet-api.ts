@@ -1,0 +1,296 @@
+/**
+ * The kubelet stand-in as a cluster member (`--kubeconfig`): what a real kubelet does
+ * against the API server, as far as decom, kubectl and the audit depend on it.
+ *   - registers its Node when it starts (machine-id, addresses, versions) and renews
+ *     its Lease every 10 s; posts Ready again after the node lifecycle controller
+ *     marked it Unknown;
+ *   - keeps a mirror pod for every static pod (kubectl drain skips them by annotation);
+ *   - runs the pods the API binds to its node (pod.sh: CRI-shaped containers, a cni-*
+ *     netns unless hostNetwork), and reports their status;
+ *   - on a pod's deletion, stops its containers and network, then finishes the delete.
+ * It acts only on deletions it sees (a watch event, a deletionTimestamp): a pod that
+ * vanishes from the store without one — an etcd restore — keeps running, a phantom.
+ */
+import { execFile } from 'node:child_process';
+import { readFileSync, rmSync, mkdirSync } from 'node:fs';
+import { networkInterfaces, release } from 'node:os';
+import { ApiClient } from './api/client.js';
+
+type Any = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+export interface MirrorSource {
+  uid: string;
+  name: string;
+  namespace: string;
+  manifest: Any;
+}
+
+export interface Member {
+  node: string;
+  kubeconfig: string;
+  podSh: string;
+  staticPods: () => MirrorSource[];
+  log: (msg: string) => void;
+}
+
+const KUBELET_VERSION = 'v1.32.4';
+const LEASE_SECONDS = 40;
+const RENEW_MS = 10_000;
+const now = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+const microNow = () => new Date().toISOString().replace(/Z$/, '000Z');
+const MERGE = 'application/merge-patch+json';
+
+const run = (file: string, args: string[]): Promise<{ ok: boolean; out: string }> =>
+  new Promise((resolve) => execFile(file, args, { timeout: 60_000 }, (err, stdout, stderr) => resolve({ ok: !err, out: err ? String(stderr || err.message).trim() : stdout })));
+
+const readOr = (file: string, fallback: string) => {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return fallback;
+  }
+};
+
+function nodeAddress(): string {
+  for (const addrs of Object.values(networkInterfaces())) {
+    for (const a of addrs ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  }
+  return '127.0.0.1';
+}
+
+const conditions = (ready: boolean) => {
+  const t = now();
+  const c = (type: string, status: string, reason: string, message: string) => ({ type, status, lastHeartbeatTime: t, lastTransitionTime: t, reason, message });
+  return [
+    c('MemoryPressure', 'False', 'KubeletHasSufficientMemory', 'kubelet has sufficient memory available'),
+    c('DiskPressure', 'False', 'KubeletHasNoDiskPressure', 'kubelet has no disk pressure'),
+    c('PIDPressure', 'False', 'KubeletHasSufficientPID', 'kubelet has sufficient PID available'),
+    c('Ready', ready ? 'True' : 'False', ready ? 'KubeletReady' : 'KubeletNotReady', ready ? 'kubelet is posting ready status' : 'container runtime is down'),
+  ];
+};
+
+const podKey = (p: Any) => `${p.metadata.namespace}/${p.metadata.name}`;
+const isMirror = (p: Any) => Boolean(p.metadata?.annotations?.['kubernetes.io/config.mirror']);
+
+export function joinCluster(m: Member): void {
+  const api = ApiClient.fromKubeconfig(m.kubeconfig);
+  const { node, log } = m;
+  const addr = nodeAddress();
+  let nodeUid = '';
+  /** False once the Node is found deleted: no mirror pods for a Node that is gone. */
+  let registered = true;
+  /** Pods this kubelet runs or stops, one operation at a time per pod. */
+  const busy = new Map<string, Promise<void>>();
+  const serial = (key: string, fn: () => Promise<void>) => {
+    const next = (busy.get(key) ?? Promise.resolve()).then(fn).catch((e: unknown) => log(`${key}: ${(e as Error).message}`));
+    busy.set(key, next);
+    return next;
+  };
+
+  async function register(): Promise<void> {
+    const runtime = ((await run('containerd', ['--version'])).out.split(/\s+/)[2] ?? '1.6').replace(/[~+].*$/, ''); // Debian's 1.6.20~ds1 is 1.6.20
+    const osImage = /^PRETTY_NAME="?([^"\n]*)"?$/m.exec(readOr('/etc/os-release', ''))?.[1] ?? 'Linux';
+    const machineID = readOr('/etc/machine-id', '').trim();
+    const status = {
+      capacity: { cpu: '2', memory: '2Gi', pods: '110', 'ephemeral-storage': '10Gi' },
+      allocatable: { cpu: '2', memory: '2Gi', pods: '110', 'ephemeral-storage': '10Gi' },
+      conditions: conditions(true),
+      addresses: [{ type: 'InternalIP', address: addr }, { type: 'Hostname', address: node }],
+      daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
+      nodeInfo: {
+        machineID, systemUUID: machineID, bootID: readOr('/proc/sys/kernel/random/boot_id', '').trim(), kernelVersion: release(), osImage,
+        containerRuntimeVersion: `containerd://${runtime.replace(/^v/, '')}`, kubeletVersion: KUBELET_VERSION, kubeProxyVersion: KUBELET_VERSION, operatingSystem: 'linux', architecture: 'amd64',
+      },
+    };
+    const body = {
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: {
+        name: node,
+        labels: { 'beta.kubernetes.io/arch': 'amd64', 'beta.kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', 'kubernetes.io/hostname': node, 'kubernetes.io/os': 'linux' },
+        annotations: { 'node.alpha.kubernetes.io/ttl': '0', 'volumes.kubernetes.io/controller-managed-attach-detach': 'true' },
+      },
+      spec: {},
+      status,
+    };
+    const r = await api.request('POST', '/api/v1/nodes', body);
+    if (r.code === 201) nodeUid = r.body.metadata.uid;
+    else if (r.code === 409) {
+      // Registered before (a restarted kubelet): post its status again.
+      nodeUid = (await api.must('PATCH', `/api/v1/nodes/${node}/status`, { status }, MERGE)).metadata.uid;
+    } else throw new Error(`registering Node ${node}: ${r.code} ${r.body.message ?? ''}`);
+    log(`registered Node ${node} (${addr}, machine-id ${machineID})`);
+  }
+
+  /** The heartbeat: the Lease renewed; Ready posted again when the node controller marked it otherwise. */
+  async function heartbeat(): Promise<void> {
+    const path = `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${node}`;
+    const spec = { holderIdentity: node, leaseDurationSeconds: LEASE_SECONDS, renewTime: microNow() };
+    const r = await api.request('PATCH', path, { spec }, MERGE);
+    if (r.code === 404) {
+      await api.must('POST', '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases', {
+        apiVersion: 'coordination.k8s.io/v1', kind: 'Lease',
+        metadata: { name: node, namespace: 'kube-node-lease', ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: node, uid: nodeUid }] },
+        spec,
+      });
+    }
+    const n = await api.request('GET', `/api/v1/nodes/${node}`);
+    // Deleted under a running kubelet: like the real one, it registers only when it starts again
+    // (which is why a decommission disables the kubelet before it deletes the Node).
+    registered = n.code !== 404;
+    if (!registered) return log(`node "${node}" not found`);
+    const ready = (n.body.status?.conditions ?? []).find((c: Any) => c.type === 'Ready');
+    if (ready?.status !== 'True') await api.must('PATCH', `/api/v1/nodes/${node}/status`, { status: { conditions: conditions(true) } }, MERGE);
+  }
+
+  /** Mirror pods: one per static pod, owned by the Node; a stale or missing one is replaced. */
+  async function mirrors(): Promise<void> {
+    if (!registered) return;
+    const want = new Map(m.staticPods().map((s) => [`${s.namespace}/${s.name}`, s]));
+    const have = (await api.must('GET', `/api/v1/pods?fieldSelector=spec.nodeName=${node}`)).items.filter(isMirror) as Any[];
+    for (const p of have) {
+      const s = want.get(podKey(p));
+      if (s && p.metadata.annotations['kubernetes.io/config.mirror'] === s.uid && !p.metadata.deletionTimestamp) {
+        want.delete(podKey(p));
+        continue;
+      }
+      await api.request('DELETE', `/api/v1/namespaces/${p.metadata.namespace}/pods/${p.metadata.name}?gracePeriodSeconds=0`);
+    }
+    for (const s of want.values()) {
+      const spec = { ...(s.manifest.spec ?? {}), nodeName: node };
+      const annotations = { ...(s.manifest.metadata?.annotations ?? {}), 'kubernetes.io/config.hash': s.uid, 'kubernetes.io/config.mirror': s.uid, 'kubernetes.io/config.seen': now(), 'kubernetes.io/config.source': 'file' };
+      const r = await api.request('POST', `/api/v1/namespaces/${s.namespace}/pods`, {
+        apiVersion: 'v1', kind: 'Pod',
+        metadata: { name: s.name, namespace: s.namespace, labels: s.manifest.metadata?.labels ?? {}, annotations, ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: node, uid: nodeUid, controller: true }] },
+        spec,
+      });
+      if (r.code === 201) await reportRunning(r.body, addr, addr, `containerd://${s.uid}`); // static pods run on the host network
+    }
+  }
+
+  async function reportRunning(pod: Any, hostIP: string, podIP: string, containerID: string): Promise<void> {
+    const t = now();
+    const cond = (type: string) => ({ type, status: 'True', lastProbeTime: null, lastTransitionTime: t });
+    const status = {
+      phase: 'Running',
+      conditions: ['PodReadyToStartContainers', 'Initialized', 'Ready', 'ContainersReady', 'PodScheduled'].map(cond),
+      hostIP, hostIPs: [{ ip: hostIP }], podIP, podIPs: [{ ip: podIP }], startTime: t, qosClass: 'BestEffort',
+      containerStatuses: (pod.spec.containers ?? []).map((c: Any, i: number) => ({
+        name: c.name, image: c.image, imageID: '', containerID: i === 0 ? containerID : '', ready: i === 0, started: i === 0, restartCount: 0,
+        state: i === 0 ? { running: { startedAt: t } } : { waiting: { reason: 'ContainerCreating' } },
+      })),
+    };
+    await api.request('PATCH', `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}/status`, { status }, MERGE);
+  }
+
+  const podSh = (...args: string[]) => run('sh', [m.podSh, ...args]);
+  const containerName = (pod: Any) => String(pod.spec?.containers?.[0]?.name ?? 'main');
+
+  /** Starts a bound pod once: its network, its pod dir and volumes, its containers; then its status. */
+  async function start(pod: Any): Promise<void> {
+    const uid = pod.metadata.uid as string;
+    const c = pod.spec.containers?.[0] ?? {};
+    const [sid, cid] = (await podSh('ids', uid, containerName(pod))).out.trim().split(' ');
+    const tasks = (await run('ctr', ['-n', 'k8s.io', 'task', 'ls', '-q'])).out.split('\n');
+    let podIP = addr;
+    let net = 'host';
+    if (!pod.spec.hostNetwork) {
+      // The podCIDR node IPAM gave this Node (read now: it may have come after registration).
+      const cidr = (await api.must('GET', `/api/v1/nodes/${node}`)).spec?.podCIDR ?? '10.244.0.0/24';
+      const up = await podSh('net-down', uid).then(() => podSh('net-up', uid, cidr));
+      if (!up.ok) throw new Error(`pod network: ${up.out}`);
+      [net = 'host', podIP = addr] = up.out.trim().split(' ');
+      net = `/run/netns/${net}`;
+    }
+    if (!(tasks.includes(sid as string) && tasks.includes(cid as string))) {
+      const dir = `/var/lib/kubelet/pods/${uid}`;
+      mkdirSync(`${dir}/containers/${containerName(pod)}`, { recursive: true });
+      for (const v of pod.spec.volumes ?? []) {
+        if (v.emptyDir) mkdirSync(`${dir}/volumes/kubernetes.io~empty-dir/${v.name}`, { recursive: true });
+      }
+      const command = [...(c.command ?? []), ...(c.args ?? [])];
+      await podSh('rm', uid, containerName(pod));
+      const r = await podSh('run', pod.metadata.name, pod.metadata.namespace, uid, net, containerName(pod), ...(command.length ? command : ['/bin/sleep', '2147483647']));
+      if (!r.ok) throw new Error(`starting its containers: ${r.out}`);
+      log(`started pod ${podKey(pod)} (${uid})`);
+    }
+    await reportRunning(pod, addr, podIP, `containerd://${cid}`);
+  }
+
+  /** Stops a pod: containers, network, pod dir; then, for a graceful delete, finishes it. */
+  async function stop(pod: Any, finish: boolean): Promise<void> {
+    const uid = pod.metadata.uid as string;
+    await podSh('rm', uid, containerName(pod));
+    await podSh('net-down', uid);
+    rmSync(`/var/lib/kubelet/pods/${uid}`, { recursive: true, force: true });
+    log(`stopped pod ${podKey(pod)} (${uid})`);
+    if (finish) {
+      // The terminal status first (killed: exit 137), as the kubelet posts it before the delete.
+      const t = now();
+      const cond = (type: string, status: string) => ({ type, status, lastProbeTime: null, lastTransitionTime: t });
+      await api.request('PATCH', `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}/status`, {
+        status: {
+          phase: 'Failed',
+          conditions: [cond('PodReadyToStartContainers', 'False'), cond('Initialized', 'True'), cond('Ready', 'False'), cond('ContainersReady', 'False'), cond('PodScheduled', 'True')],
+          containerStatuses: (pod.spec.containers ?? []).map((c: Any) => ({
+            name: c.name, image: c.image, imageID: '', ready: false, started: false, restartCount: 0,
+            state: { terminated: { exitCode: 137, reason: 'Error', startedAt: pod.status?.startTime ?? t, finishedAt: t } },
+          })),
+        },
+      }, MERGE);
+      const r = await api.request('DELETE', `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}`, {
+        apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0, preconditions: { uid },
+      });
+      if (r.code !== 200 && r.code !== 404 && r.code !== 409) throw new Error(`finishing the delete: ${r.code} ${r.body.message ?? ''}`);
+    }
+  }
+
+  const handle = (type: string, pod: Any) => {
+    if (!pod?.metadata?.uid || isMirror(pod)) return;
+    const key = pod.metadata.uid as string;
+    if (type === 'DELETED') void serial(key, () => stop(pod, false));
+    else if (pod.metadata.deletionTimestamp) void serial(key, () => stop(pod, true));
+    else if (pod.status?.phase === 'Pending' || !pod.status?.phase) void serial(key, () => start(pod));
+  };
+
+  /** List, then watch from the list's version; on any end, again (pods the list no longer has are left as they run). */
+  async function syncPods(): Promise<void> {
+    for (;;) {
+      try {
+        const list = await api.must('GET', `/api/v1/pods?fieldSelector=spec.nodeName=${node}`);
+        for (const p of list.items) handle('ADDED', p);
+        const w = api.watch(`/api/v1/pods?watch=true&fieldSelector=spec.nodeName=${node}&resourceVersion=${list.metadata.resourceVersion}&timeoutSeconds=300`, handle);
+        await w.done;
+      } catch (e) {
+        log(`pod sync: ${(e as Error).message}`);
+      }
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+
+  void (async () => {
+    for (;;) {
+      try {
+        await register();
+        break;
+      } catch (e) {
+        log(`${(e as Error).message}; retrying`);
+        await new Promise((r) => setTimeout(r, 2000));
+      }
+    }
+    const every = (what: string, fn: () => Promise<void>, ms: number) => {
+      let running = false;
+      const tick = async () => {
+        if (running) return;
+        running = true;
+        await fn().catch((e: unknown) => log(`${what}: ${(e as Error).message}`));
+        running = false;
+      };
+      void tick();
+      setInterval(() => void tick(), ms);
+    };
+    every('heartbeat', heartbeat, RENEW_MS);
+    every('mirror pods', mirrors, 2000);
+    await syncPods();
+  })();
+}

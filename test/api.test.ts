@@ -1,0 +1,234 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decom, down, nodes, ssh, STATE_DIR, up } from './helpers/sandbox.js';
+
+const KUBECONFIG = join(STATE_DIR, 'kubeconfig');
+const work = mkdtempSync(join(tmpdir(), 'decom-api-'));
+
+/** Real kubectl against the sandbox API. */
+function kubectl(...args: string[]): { code: number; out: string; err: string } {
+  const r = spawnSync('kubectl', args, { encoding: 'utf8', env: { ...process.env, KUBECONFIG }, timeout: 60_000 });
+  return { code: r.status ?? -1, out: r.stdout, err: r.stderr };
+}
+const ok = (...args: string[]) => {
+  const r = kubectl(...args);
+  if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')}: exit ${r.code}: ${r.err}`);
+  return r.out;
+};
+/** A manifest applied with `kubectl create -f`. */
+const create = (name: string, yaml: string) => {
+  const f = join(work, `${name}.yaml`);
+  writeFileSync(f, yaml);
+  return ok('create', '-f', f);
+};
+const header = (out: string) => (out.split('\n')[0] ?? '').trim().split(/\s{2,}/);
+
+/** A bare pod bound to a node (its kubelet runs it). */
+const pod = (name: string, node: string) => `apiVersion: v1
+kind: Pod
+metadata: {name: ${name}, namespace: default, labels: {app: ${name}}}
+spec:
+  nodeName: ${node}
+  containers: [{name: main, image: registry.k8s.io/busybox:sandbox}]
+`;
+
+/** The pod names whose containers (not sandboxes) exist on a node, read over SSH with ctr. */
+const containersOn = (node: string): string[] =>
+  ssh(node, `for id in $(ctr -n k8s.io c ls -q 'labels."io.cri-containerd.kind"==container'); do ctr -n k8s.io c info "$id" | sed -n 's/.*"io.kubernetes.pod.name": "\\([^"]*\\)".*/\\1/p' | head -1; done`)
+    .split('\n').filter(Boolean).sort();
+const notDaemonSet = (names: string[]) => names.filter((n) => !/^(calico-node|kube-proxy)-/.test(n));
+
+describe("the sandbox's Kubernetes API on the cluster scenario, judged by real kubectl", () => {
+  beforeAll(() => {
+    if (spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status !== 0) {
+      throw new Error('these tests need real kubectl (v1.32) on PATH: it is on the project machine image, and cannot be installed from the reachable registries');
+    }
+    up(['--nodes', '3', '--scenario', 'cluster']);
+  });
+  afterAll(() => down());
+
+  // Golden outputs: what kubectl 1.32 prints against a kubeadm cluster (headers, row shapes, messages).
+  it('kubectl get nodes and -o wide print the columns a real cluster prints, from the server-side Table', () => {
+    const plain = ok('get', 'nodes');
+    expect(header(plain)).toEqual(['NAME', 'STATUS', 'ROLES', 'AGE', 'VERSION']);
+    expect(plain).toMatch(/^node1\s+Ready\s+control-plane\s+\d+s\s+v1\.32\.4$/m);
+    expect(plain).toMatch(/^node2\s+Ready\s+<none>\s+\d+s\s+v1\.32\.4$/m);
+    const wide = ok('get', 'nodes', '-o', 'wide');
+    expect(header(wide)).toEqual(['NAME', 'STATUS', 'ROLES', 'AGE', 'VERSION', 'INTERNAL-IP', 'EXTERNAL-IP', 'OS-IMAGE', 'KERNEL-VERSION', 'CONTAINER-RUNTIME']);
+    for (const n of nodes()) expect(wide).toMatch(new RegExp(`^${n.name}\\s.*\\s${n.addr.replace(/\./g, '\\.')}\\s+<none>\\s+Debian GNU/Linux 12 \\(bookworm\\)\\s+\\S+\\s+containerd://\\d+\\.\\d+\\.\\d+$`, 'm'));
+    // Each kubelet registered its Node with its node's machine-id.
+    for (const n of ['node1', 'node2']) {
+      expect(JSON.parse(ok('get', 'node', n, '-o', 'json')).status.nodeInfo.machineID).toBe(ssh(n, 'cat /etc/machine-id').trim());
+    }
+  });
+
+  it('answers discovery as a real server does: kubectl -v=6 shows every request succeed, aggregated discovery, no fallback', () => {
+    const r = kubectl('get', 'pods', '-A', '-v=6');
+    expect(r.code).toBe(0);
+    const requests = r.err.split('\n').filter((l) => l.includes('round_trippers'));
+    expect(requests.some((l) => /GET https:\/\/\S+\/api\/v1\/pods\?limit=500 200 OK/.test(l))).toBe(true);
+    expect(requests.filter((l) => !/ 200 OK /.test(l))).toEqual([]);
+    expect(r.err).not.toMatch(/fallback|falling back|couldn't get|unable to|error/i);
+  });
+
+  it('kubectl get pods -A prints the real columns: DaemonSet, Deployment and mirror pods run, and their containers run on the nodes', () => {
+    const pods = ok('get', 'pods', '-A');
+    expect(header(pods)).toEqual(['NAMESPACE', 'NAME', 'READY', 'STATUS', 'RESTARTS', 'AGE']);
+    expect(pods).toMatch(/^kube-system\s+kube-apiserver-node1\s+1\/1\s+Running\s+0\s+\d+s$/m);
+    expect(pods.match(/^kube-system\s+kube-proxy-[a-z0-9]{5}\s+1\/1\s+Running/gm)).toHaveLength(3);
+    for (const n of nodes()) expect(containersOn(n.name).filter((p) => p.startsWith('kube-proxy-')), n.name).toHaveLength(1);
+    expect(pods.match(/^default\s+web-7c5ddbdf54-[a-z0-9]{5}\s+1\/1\s+Running\s+0\s+\d+s$/gm)).toHaveLength(3);
+    expect(ok('get', 'pods', '-o', 'wide')).toMatch(/^debug-shell\s+1\/1\s+Running\s+0\s+\d+s\s+10\.244\.\d+\.\d+\s+node2\s+<none>\s+<none>$/m);
+    expect(containersOn('node2')).toContain('debug-shell');
+    const mirror = JSON.parse(ok('get', 'pod', '-n', 'kube-system', 'kube-apiserver-node1', '-o', 'json'));
+    expect(mirror.metadata.annotations['kubernetes.io/config.mirror']).toMatch(/^[0-9a-f]{32}$/);
+    expect(mirror.metadata.ownerReferences[0]).toMatchObject({ kind: 'Node', name: 'node1', controller: true });
+    expect(JSON.parse(ok('get', 'pdb', 'web', '-o', 'json')).status).toMatchObject({ disruptionsAllowed: 1, currentHealthy: 3, desiredHealthy: 2, expectedPods: 3 });
+  });
+
+  it('kubectl cordon, uncordon and wait print and do what they do', () => {
+    expect(ok('cordon', 'node3').trim()).toBe('node/node3 cordoned');
+    expect(ok('get', 'nodes')).toMatch(/^node3\s+Ready,SchedulingDisabled\s/m);
+    expect(ok('cordon', 'node3').trim()).toBe('node/node3 already cordoned');
+    expect(ok('uncordon', 'node3').trim()).toBe('node/node3 uncordoned');
+    expect(JSON.parse(ok('get', 'node', 'node3', '-o', 'json')).spec.unschedulable).toBeUndefined();
+    expect(ok('wait', '--for=condition=Ready', 'pod/debug-shell', '--timeout=10s').trim()).toBe('pod/debug-shell condition met');
+  });
+
+  it('kubectl drain of the first worker: refuses its bare pod without --force; with it, skips DaemonSet pods, evicts the rest, waits, and their containers are gone from the node', () => {
+    const refused = kubectl('drain', 'node2', '--ignore-daemonsets', '--delete-emptydir-data', '--timeout=20s');
+    expect(refused.code).toBe(1);
+    expect(refused.out.trim()).toBe('node/node2 cordoned');
+    expect(refused.err).toContain('error: unable to drain node "node2" due to error: cannot delete cannot delete Pods that declare no controller (use --force to override): default/debug-shell, continuing command...');
+
+    const r = kubectl('drain', 'node2', '--ignore-daemonsets', '--delete-emptydir-data', '--force', '--timeout=60s');
+    expect(r.code, r.err).toBe(0);
+    const warning = r.err.split('\n').find((l) => l.startsWith('Warning: '))!;
+    // kubectl joins its warnings in Go map order: each part is checked on its own.
+    expect(warning.slice('Warning: '.length).split('; ').sort()).toEqual([
+      'deleting Pods that declare no controller: default/debug-shell',
+      expect.stringMatching(/^ignoring DaemonSet-managed Pods: kube-system\/(calico-node|kube-proxy)-[a-z0-9]{5}, kube-system\/(calico-node|kube-proxy)-[a-z0-9]{5}$/),
+    ]);
+    const lines = r.out.trim().split('\n');
+    expect(lines[0]).toBe('node/node2 already cordoned');
+    expect(lines).toContain('evicting pod default/debug-shell');
+    expect(lines).toContain('pod/debug-shell evicted');
+    expect(lines.filter((l) => /^pod\/cache-6b9f7d5c8-[a-z0-9]{5} evicted$/.test(l))).toHaveLength(1);
+    expect(lines.pop()).toBe('node/node2 drained');
+    // Only DaemonSet pods are left, in the API and on the node.
+    expect(ok('get', 'pods', '-A', '--field-selector', 'spec.nodeName=node2', '-o', 'name').trim().split('\n').every((p) => /^pod\/(calico-node|kube-proxy)-/.test(p))).toBe(true);
+    expect(notDaemonSet(containersOn('node2'))).toEqual([]);
+    // Their ReplicaSets' replacements run on the other worker.
+    ok('wait', '--for=condition=Ready', 'pod', '-l', 'app=cache', '--timeout=30s');
+    expect(ok('get', 'pods', '-l', 'app in (cache,web)', '-o', 'jsonpath={range .items[*]}{.spec.nodeName}{"\\n"}{end}').trim().split('\n')).toEqual(['node3', 'node3', 'node3', 'node3']);
+    expect(ok('uncordon', 'node2').trim()).toBe('node/node2 uncordoned');
+  });
+
+  it('kubectl drain of the last worker needs no --force: it retries what the PDB blocks, and the CSI volume is detached from it', () => {
+    const attachedTo = () => ok('get', 'volumeattachments', '-o', 'jsonpath={range .items[*]}{.spec.nodeName}{"\\n"}{end}').trim();
+    expect(attachedTo()).toBe('node3');
+    expect(ok('get', 'node', 'node3', '-o', 'jsonpath={.status.volumesAttached[*].name}')).toBe('kubernetes.io/csi/csi.sandbox.decom.io^vol-db-data');
+    const r = kubectl('drain', 'node3', '--ignore-daemonsets', '--delete-emptydir-data', '--timeout=90s');
+    expect(r.code, r.err).toBe(0);
+    // All three web pods were there: the budget lets one go at a time, kubectl retries the others.
+    expect(r.err).toMatch(/error when evicting pods\/"web-7c5ddbdf54-[a-z0-9]{5}" -n "default" \(will retry after 5s\): Cannot evict pod as it would violate the pod's disruption budget\./);
+    expect(r.out.trim().split('\n').pop()).toBe('node/node3 drained');
+    expect(notDaemonSet(containersOn('node3'))).toEqual([]);
+    for (let i = 0; i < 20 && attachedTo() !== 'node2'; i++) spawnSync('sleep', ['0.5']);
+    expect(attachedTo()).toBe('node2');
+    expect(ok('get', 'node', 'node3', '-o', 'jsonpath={.status.volumesAttached}')).toBe('');
+    ok('wait', '--for=condition=Ready', 'pod', '-l', 'app=db', '--timeout=30s');
+    expect(containersOn('node2')).toContain(JSON.parse(ok('get', 'pods', '-l', 'app=db', '-o', 'json')).items[0].metadata.name);
+  });
+
+  it('kubectl get --raw, get -w printing a change, delete node', () => {
+    const raw = JSON.parse(ok('get', '--raw', '/api/v1/nodes/node1'));
+    expect(raw).toMatchObject({ kind: 'Node', apiVersion: 'v1', metadata: { name: 'node1' } });
+    expect(raw.metadata.uid).toMatch(/^[0-9a-f-]{36}$/);
+    const watcher = spawn('kubectl', ['get', 'pods', '-w', '--no-headers'], { env: { ...process.env, KUBECONFIG } });
+    let seen = '';
+    watcher.stdout.on('data', (d: Buffer) => (seen += d.toString()));
+    return new Promise<void>((resolve, reject) => {
+      setTimeout(() => create('late', pod('late-1', 'node1')), 1000);
+      const t0 = Date.now();
+      const poll = setInterval(() => {
+        if (/^late-1\s+\d\/1\s+(Pending|Running)/m.test(seen) || Date.now() - t0 > 10_000) {
+          clearInterval(poll);
+          watcher.kill();
+          try {
+            expect(seen).toMatch(/^late-1\s+\d\/1\s+(Pending|Running)/m);
+            expect(ok('delete', 'node', 'node3').trim()).toBe('node "node3" deleted');
+            expect(ok('get', 'nodes', '-o', 'name').trim().split('\n')).toEqual(['node/node1', 'node/node2']);
+            // Its pods are collected (pod GC, within seconds); its running kubelet does not register it again.
+            const onNode3 = () => ok('get', 'pods', '-A', '--field-selector', 'spec.nodeName=node3', '-o', 'name');
+            for (let i = 0; i < 20 && onNode3(); i++) spawnSync('sleep', ['0.5']);
+            expect(onNode3()).toBe('');
+            expect(ok('get', 'nodes', '-o', 'name').trim().split('\n')).toEqual(['node/node1', 'node/node2']);
+            resolve();
+          } catch (e) {
+            reject(e);
+          }
+        }
+      }, 100);
+    });
+  });
+
+  it('answers bad requests as a real API server does: 404, 409 AlreadyExists and Conflict, 422 Invalid, 401', () => {
+    expect(kubectl('get', 'node', 'nope').err.trim()).toBe('Error from server (NotFound): nodes "nope" not found');
+    ok('create', 'namespace', 'team-a');
+    expect(kubectl('create', 'namespace', 'team-a').err.trim()).toBe('Error from server (AlreadyExists): namespaces "team-a" already exists');
+    const stale = JSON.parse(ok('get', 'node', 'node1', '-o', 'json'));
+    ok('label', 'node', 'node1', 'rack=r1');
+    writeFileSync(join(work, 'stale.json'), JSON.stringify(stale));
+    expect(kubectl('replace', '-f', join(work, 'stale.json')).err).toContain(
+      'Error from server (Conflict): error when replacing "' + join(work, 'stale.json') + '": Operation cannot be fulfilled on nodes "node1": the object has been modified; please apply your changes to the latest version and try again',
+    );
+    writeFileSync(join(work, 'bad.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: bad}\nspec: {containers: []}\n');
+    expect(kubectl('create', '-f', join(work, 'bad.yaml')).err).toContain('The Pod "bad" is invalid: spec.containers: Required value');
+    expect(kubectl('get', 'nodes', '--token', 'not-the-token').err.trim()).toBe('error: You must be logged in to the server (Unauthorized)');
+  });
+
+  it('keeps every object, with its resourceVersion, across `sandbox api stop` and `start`', () => {
+    const before = ok('get', 'nodes,pods,namespaces', '-A', '-o', 'jsonpath={range .items[*]}{.kind}/{.metadata.name}@{.metadata.resourceVersion}{"\\n"}{end}');
+    expect(decom(['sandbox', 'api', 'stop']).stdout).toContain('stopped');
+    expect(kubectl('get', 'nodes').code).not.toBe(0);
+    expect(decom(['sandbox', 'api', 'start']).code).toBe(0);
+    expect(ok('get', 'nodes,pods,namespaces', '-A', '-o', 'jsonpath={range .items[*]}{.kind}/{.metadata.name}@{.metadata.resourceVersion}{"\\n"}{end}')).toBe(before);
+  });
+
+  it('@kubernetes/client-node lists, patches, evicts and watches through its typed APIs', async () => {
+    const k8s = await import('@kubernetes/client-node');
+    const kc = new k8s.KubeConfig();
+    kc.loadFromFile(KUBECONFIG);
+    const core = kc.makeApiClient(k8s.CoreV1Api);
+    expect((await core.listNode()).items.map((n) => n.metadata?.name)).toEqual(['node1', 'node2']);
+    await core.patchNode({ name: 'node2', body: { metadata: { labels: { rack: 'r2' } } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.StrategicMergePatch));
+    expect((await core.readNode({ name: 'node2' })).metadata?.labels?.rack).toBe('r2');
+    await core.patchNode({ name: 'node2', body: { spec: { unschedulable: true } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
+    expect((await core.readNode({ name: 'node2' })).spec?.unschedulable).toBe(true);
+    const events: string[] = [];
+    const w = await new k8s.Watch(kc).watch('/api/v1/namespaces/default/pods', {}, (type, obj: { metadata?: { name?: string } }) => events.push(`${type} ${obj.metadata?.name}`), () => {});
+    create('evictee', pod('evictee', 'node1'));
+    await core.createNamespacedPodEviction({ name: 'evictee', namespace: 'default', body: { metadata: { name: 'evictee', namespace: 'default' } } });
+    for (let i = 0; i < 50 && !events.includes('DELETED evictee'); i++) await new Promise((r) => setTimeout(r, 100));
+    w.abort();
+    expect(events).toContain('ADDED evictee');
+    expect(events).toContain('DELETED evictee');
+  });
+
+  it('serves only over TLS with its own CA, and only with the token', async () => {
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request({ host: nodes()[0]!.addr.replace(/\.\d+$/, '.1'), port: 6443, path: '/api/v1/nodes', rejectUnauthorized: false }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(status).toBe(401);
+  });
+});
