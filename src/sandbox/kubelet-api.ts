@@ -34,8 +34,6 @@ export interface Member {
 }
 
 const KUBELET_VERSION = 'v1.32.4';
-const LEASE_SECONDS = 40;
-const RENEW_MS = 10_000;
 const now = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 const microNow = () => new Date().toISOString().replace(/Z$/, '000Z');
 const MERGE = 'application/merge-patch+json';
@@ -50,6 +48,9 @@ const readOr = (file: string, fallback: string) => {
     return fallback;
   }
 };
+
+/** KubeletConfiguration's nodeLeaseDurationSeconds (default 40); the Lease is renewed at a quarter of it. */
+const LEASE_SECONDS = Number(/^nodeLeaseDurationSeconds:\s*(\d+)\s*$/m.exec(readOr('/var/lib/kubelet/config.yaml', ''))?.[1] ?? 40);
 
 function nodeAddress(): string {
   for (const addrs of Object.values(networkInterfaces())) {
@@ -289,7 +290,7 @@ export function joinCluster(m: Member): void {
       void tick();
       setInterval(() => void tick(), ms);
     };
-    every('heartbeat', heartbeat, RENEW_MS);
+    every('heartbeat', heartbeat, (LEASE_SECONDS * 1000) / 4);
     every('mirror pods', mirrors, 2000);
     await syncPods();
   })();

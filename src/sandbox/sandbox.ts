@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, rmdirSync, wr
 import { dirname, join } from 'node:path';
 import { stringify } from 'yaml';
 import { BRIDGE, CGROUP, CGROUP_ROOT, DEFAULT_STATE_DIR, HOST_ADDR, HOST_LINK, MAX_NODES, PREFIX_LEN, files, nodeAddr, stateDir } from './layout.js';
-import { apiClient, apiDir, kubeconfigFile, startApi, stopApi } from './api/control.js';
+import { NODE_MONITOR_GRACE_PERIOD, apiClient, apiDir, kubeconfigFile, startApi, stopApi } from './api/control.js';
 import { isAlive, nodeExec, startNode, stopNode, type Init } from './node.js';
 import { requirePrograms, requireRoot } from './prereq.js';
 import { plantScenario } from './scenarios/index.js';
@@ -205,11 +205,13 @@ export async function up(o: UpOptions): Promise<SandboxState> {
       log(list.length ? `planting scenario ${o.scenario}` : 'joining every node to the cluster');
       await buildImage(f.image);
       const image = readFileSync(f.image);
-      const kubeconfig = state.api ? readFileSync(kubeconfigFile(dir), 'utf8') : undefined;
+      // The kubelet's Lease must be renewed well within the grace period (40 s renewed every 10 s against 50 s by default).
+      const grace = o.nodeMonitorGracePeriod ?? NODE_MONITOR_GRACE_PERIOD;
+      const join = state.api ? { kubeconfig: readFileSync(kubeconfigFile(dir), 'utf8'), leaseSeconds: Math.min(40, Math.max(2, Math.floor((grace * 4) / 5))) } : undefined;
       await mapLimit(state.nodes, 6, async (n, i) => {
         const name = list.length ? (list[i % list.length] as ScenarioName) : null;
         // A node joins the API when its scenario needs it, or when --api names no scenario.
-        await plantScenario(name, n, state, image, name === null || needsApi(name) ? kubeconfig : undefined);
+        await plantScenario(name, n, state, image, name === null || needsApi(name) ? join : undefined);
         if (name) n.scenario = name;
       });
       if (apiScenarios.size) {

@@ -214,7 +214,17 @@ export class Store {
       this.emit('DELETED', resource, gone);
       return clone(gone);
     }
-    if (o.metadata.deletionTimestamp) return clone(o); // already going
+    if (o.metadata.deletionTimestamp) {
+      // Already going: a shorter grace period shortens it (the kubelet's final delete is 0), as the real server does.
+      if (resource !== 'pods' || grace >= (o.metadata.deletionGracePeriodSeconds ?? 0)) return clone(o);
+      this.rv++;
+      marked.metadata.deletionTimestamp = new Date(Math.min(Date.parse(o.metadata.deletionTimestamp), Date.now() + grace * 1000)).toISOString().replace(/\.\d+Z$/, 'Z');
+      marked.metadata.resourceVersion = String(this.rv);
+      cur.obj = marked;
+      this.save();
+      this.emit('MODIFIED', resource, marked);
+      return clone(marked);
+    }
     this.rv++;
     marked.metadata.deletionTimestamp = new Date(Date.now() + grace * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
     marked.metadata.resourceVersion = String(this.rv);

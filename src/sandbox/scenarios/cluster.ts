@@ -181,15 +181,15 @@ async function etcdRestore(p: ClusterPlan, node: SandboxNode): Promise<void> {
 
 async function stuckTerminating(p: ClusterPlan, first: SandboxNode, last: SandboxNode): Promise<void> {
   const { api } = p;
-  const pod = (name: string, ns: string, node: string | undefined, finalizers?: string[]) =>
+  const pod = (name: string, ns: string, node: string, finalizers?: string[]) =>
     api.must('POST', `/api/v1/namespaces/${ns}/pods`, {
       apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: ns, labels: { app: name.replace(/-[^-]+$/, '') }, ...(finalizers ? { finalizers } : {}) },
-      spec: { ...(node ? { nodeName: node } : {}), terminationGracePeriodSeconds: 2, containers: [container('main')] },
+      spec: { nodeName: node, terminationGracePeriodSeconds: 2, containers: [container('main')] },
     });
   await pod('report-gen-28734', 'default', first.name, ['example.com/archive']);
   await pod('sensor-agent-4kq9t', 'default', last.name);
   await api.must('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'retired' } });
-  await pod('exporter-7xk2m', 'retired', undefined, ['example.com/drain-queue']);
+  await pod('exporter-7xk2m', 'retired', first.name, ['example.com/drain-queue']);
   await api.must('POST', '/apis/apiregistration.k8s.io/v1/apiservices', {
     apiVersion: 'apiregistration.k8s.io/v1', kind: 'APIService', metadata: { name: 'v1beta1.metrics.k8s.io' },
     spec: { group: 'metrics.k8s.io', version: 'v1beta1', service: { namespace: 'kube-system', name: 'metrics-server', port: 443 }, groupPriorityMinimum: 100, versionPriority: 100, insecureSkipTLSVerify: true },

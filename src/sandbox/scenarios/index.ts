@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join as join_ } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PROJECT_DIR, nodeExec } from '../node.js';
 import type { SandboxNode, SandboxState } from '../types.js';
@@ -19,7 +19,7 @@ export async function runNodeScript(
   input?: Buffer,
   extraEnv: Record<string, string> = {},
 ): Promise<string> {
-  const script = `${readFileSync(join(here, 'lib.sh'), 'utf8')}\n${body}`;
+  const script = `${readFileSync(join_(here, 'lib.sh'), 'utf8')}\n${body}`;
   const r = await nodeExec(node, script, {
     input,
     timeoutMs: 180_000,
@@ -43,12 +43,19 @@ export async function runNodeScript(
 
 /**
  * `image` is the busybox image tar, fed to the node on stdin (lib.sh imports it).
- * `kubeconfig`: the kubelet's, for a node that joins the sandbox's API (every node of
- * an API scenario; with none named, a node that only joins).
+ * `join`: what a node that joins the sandbox's API needs (every node of an API
+ * scenario; with no scenario named, a node that only joins).
  */
-export async function plantScenario(name: ScenarioName | null, node: SandboxNode, state: SandboxState, image: Buffer, kubeconfig?: string): Promise<void> {
+export async function plantScenario(name: ScenarioName | null, node: SandboxNode, state: SandboxState, image: Buffer, join?: Join): Promise<void> {
   const file = name === null || needsApi(name) ? 'cluster' : name;
-  const body = readFileSync(join(here, `${file}.sh`), 'utf8');
-  const env: Record<string, string> = kubeconfig ? { API_KUBECONFIG: Buffer.from(kubeconfig).toString('base64') } : {};
+  const body = readFileSync(join_(here, `${file}.sh`), 'utf8');
+  const env: Record<string, string> = join ? { API_KUBECONFIG: Buffer.from(join.kubeconfig).toString('base64'), NODE_LEASE_SECONDS: String(join.leaseSeconds) } : {};
   await runNodeScript(node, state, name ? `planting scenario ${name}` : 'joining the cluster', body, image, env);
+}
+
+export interface Join {
+  /** The kubelet's kubeconfig for the sandbox's API. */
+  kubeconfig: string;
+  /** The kubelet's nodeLeaseDurationSeconds: it renews at a quarter of it. */
+  leaseSeconds: number;
 }

@@ -429,6 +429,7 @@ join_cluster() {
     printf '%s' "$API_KUBECONFIG" | base64 -d > /etc/kubernetes/kubelet.conf
     chmod 600 /etc/kubernetes/kubelet.conf
     KUBELET_KUBECONFIG_ARGS=--kubeconfig=/etc/kubernetes/kubelet.conf
+    echo "nodeLeaseDurationSeconds: ${NODE_LEASE_SECONDS:-40}" >> /var/lib/kubelet/config.yaml
     if [ "$INIT" = systemd ]; then
       mkdir -p /etc/systemd/system/kubelet.service.d
       printf '[Service]\nEnvironment="KUBELET_KUBECONFIG_ARGS=%s"\n' "$KUBELET_KUBECONFIG_ARGS" > /etc/systemd/system/kubelet.service.d/10-kubeadm.conf

@@ -1,0 +1,98 @@
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { down, ssh, STATE_DIR, up } from './helpers/sandbox.js';
+
+const KUBECONFIG = join(STATE_DIR, 'kubeconfig');
+
+function kubectl(...args: string[]): { code: number; out: string; err: string } {
+  const r = spawnSync('kubectl', args, { encoding: 'utf8', env: { ...process.env, KUBECONFIG }, timeout: 60_000 });
+  return { code: r.status ?? -1, out: r.stdout, err: r.stderr };
+}
+const ok = (...args: string[]) => {
+  const r = kubectl(...args);
+  if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')}: exit ${r.code}: ${r.err}`);
+  return r.out;
+};
+const sleep = (s: number) => spawnSync('sleep', [String(s)]);
+
+/** Whether a pod's containers run on a node (containerd tasks found by the pod's CRI label). */
+const runsOn = (node: string, pod: string) =>
+  ssh(node, `for id in $(ctr -n k8s.io c ls -q 'labels."io.kubernetes.pod.name"==${pod}'); do ctr -n k8s.io t ls | awk -v id="$id" '$1 == id {print $3}'; done`).split('\n').filter(Boolean);
+
+describe('the API scenarios: what the cluster holds matches what runs on the nodes, or deliberately not', () => {
+  afterEach(() => down());
+
+  it('etcd-restore-phantoms: the API lists none of the phantom pods, whose containers and netns still run on the first worker', () => {
+    up(['--nodes', '3', '--scenario', 'etcd-restore-phantoms']);
+    const listed = ok('get', 'pods', '-A', '-o', 'name');
+    expect(listed).toContain('pod/debug-shell'); // the cluster made before the snapshot is there
+    for (const phantom of ['orders-5f7b8c9d4-kq2xz', 'metrics-agent-x8w2p']) {
+      expect(listed).not.toContain(phantom);
+      expect(runsOn('node2', phantom), phantom).toEqual(['RUNNING', 'RUNNING']);
+    }
+    // The network phantom keeps its cni-* netns: one more than the pods the API puts on node2's pod network.
+    const apiNetPods = JSON.parse(ok('get', 'pods', '-A', '--field-selector', 'spec.nodeName=node2', '-o', 'json')).items.filter((p: { spec: { hostNetwork?: boolean } }) => !p.spec.hostNetwork).length;
+    expect(ssh('node2', 'ip netns list | grep -c "^cni-"').trim()).toBe(String(apiNetPods + 1));
+    // The kubelet saw no delete, so it keeps them running well after the restore.
+    sleep(3);
+    expect(runsOn('node2', 'orders-5f7b8c9d4-kq2xz')).toEqual(['RUNNING', 'RUNNING']);
+  });
+
+  it('stuck-terminating: pods Terminating on a finalizer and on a NotReady node, a namespace Terminating with the real conditions', () => {
+    up(['--nodes', '3', '--scenario', 'stuck-terminating', '--node-monitor-grace-period', '5']);
+    let nodes = '';
+    for (let i = 0; i < 30 && !/^node3\s+NotReady\s/m.test(nodes); i++, sleep(0.5)) nodes = ok('get', 'nodes');
+    expect(nodes).toMatch(/^node3\s+NotReady\s+<none>\s/m);
+    expect(nodes).toMatch(/^node2\s+Ready\s+<none>\s/m);
+    expect(JSON.parse(ok('get', 'node', 'node3', '-o', 'json')).spec.taints.map((t: { key: string; effect: string }) => `${t.key}:${t.effect}`)).toEqual([
+      'node.kubernetes.io/unreachable:NoSchedule',
+      'node.kubernetes.io/unreachable:NoExecute',
+    ]);
+    sleep(2); // past their 2 s grace period
+    const pods = ok('get', 'pods', '-A');
+    expect(pods).toMatch(/^default\s+report-gen-28734\s+0\/1\s+Terminating\s/m); // stopped by its kubelet, held by its finalizer
+    expect(pods).toMatch(/^default\s+sensor-agent-4kq9t\s+1\/1\s+Terminating\s/m); // its kubelet is gone
+    expect(pods).toMatch(/^retired\s+exporter-7xk2m\s+0\/1\s+Terminating\s/m);
+    const stuck = JSON.parse(ok('get', 'pod', 'report-gen-28734', '-o', 'json'));
+    expect(stuck.metadata.finalizers).toEqual(['example.com/archive']);
+    expect(Date.parse(stuck.metadata.deletionTimestamp)).toBeLessThan(Date.now());
+    expect(runsOn('node2', 'report-gen-28734')).toEqual([]);
+    expect(runsOn('node3', 'sensor-agent-4kq9t')).toEqual(['RUNNING', 'RUNNING']);
+
+    expect(ok('get', 'ns', 'retired')).toMatch(/^retired\s+Terminating\s+\d+s$/m);
+    const ns = JSON.parse(ok('get', 'ns', 'retired', '-o', 'json'));
+    expect(ns.spec.finalizers).toEqual(['kubernetes']);
+    const conditions = Object.fromEntries(ns.status.conditions.map((c: { type: string; status: string; reason: string }) => [c.type, `${c.status} ${c.reason}`]));
+    expect(conditions).toEqual({
+      NamespaceDeletionDiscoveryFailure: 'True DiscoveryFailed',
+      NamespaceDeletionGroupVersionParsingFailure: 'False ParsedGroupVersions',
+      NamespaceDeletionContentFailure: 'False ContentDeleted',
+      NamespaceContentRemaining: 'True SomeResourcesRemain',
+      NamespaceFinalizersRemaining: 'True SomeFinalizersRemain',
+    });
+    expect(ns.status.conditions.find((c: { type: string }) => c.type === 'NamespaceFinalizersRemaining').message).toBe(
+      'Some content in the namespace has finalizers remaining: example.com/drain-queue in 1 resource instances',
+    );
+    expect(ok('get', 'apiservices')).toMatch(/^v1beta1\.metrics\.k8s\.io\s+kube-system\/metrics-server\s+False \(ServiceNotFound\)\s+\d+s$/m);
+    // Removing what holds it lets the namespace go, as on a real cluster.
+    ok('patch', 'pod', '-n', 'retired', 'exporter-7xk2m', '--type=merge', '-p', '{"metadata":{"finalizers":null}}');
+    ok('delete', 'apiservice', 'v1beta1.metrics.k8s.io');
+    expect(ok('wait', '--for=delete', 'namespace/retired', '--timeout=15s').trim()).toBe('namespace/retired condition met');
+  });
+
+  it('pdb-blocked: kubectl drain of the first worker retries the eviction the budget forbids, with the real message, until its timeout', () => {
+    up(['--nodes', '3', '--scenario', 'pdb-blocked']);
+    const ledger = ok('get', 'pods', '-l', 'app=ledger', '-o', 'jsonpath={.items[0].metadata.name}');
+    expect(JSON.parse(ok('get', 'pdb', 'ledger', '-o', 'json')).status).toMatchObject({ disruptionsAllowed: 0, currentHealthy: 1, desiredHealthy: 1, expectedPods: 1 });
+    expect(ok('get', 'pod', ledger, '-o', 'jsonpath={.spec.nodeName}')).toBe('node2');
+    const r = kubectl('drain', 'node2', '--ignore-daemonsets', '--delete-emptydir-data', '--force', '--timeout=8s');
+    expect(r.code).toBe(1);
+    expect(r.err).toContain(`error when evicting pods/"${ledger}" -n "default" (will retry after 5s): Cannot evict pod as it would violate the pod's disruption budget.`);
+    expect(r.err).toContain(`error: unable to drain node "node2" due to error: error when evicting pods/"${ledger}" -n "default": global timeout reached: 8s, continuing command...`);
+    // Everything else went; the protected pod still runs there.
+    expect(r.out).toContain('pod/debug-shell evicted');
+    expect(ok('get', 'pod', ledger, '-o', 'jsonpath={.status.phase}')).toBe('Running');
+    expect(runsOn('node2', ledger)).toEqual(['RUNNING', 'RUNNING']);
+  });
+});
