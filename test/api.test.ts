@@ -145,6 +145,31 @@ describe("the sandbox's Kubernetes API on the cluster scenario, judged by real k
     expect(containersOn('node2')).toContain(JSON.parse(ok('get', 'pods', '-l', 'app=db', '-o', 'json')).items[0].metadata.name);
   });
 
+  it('kubectl drain of the control-plane node skips its mirror pods (the kubelet runs them from manifests) without --force', () => {
+    const r = kubectl('drain', 'node1', '--ignore-daemonsets');
+    expect(r.code, r.err).toBe(0);
+    expect(r.out.trim().split('\n')).toEqual(['node/node1 cordoned', 'node/node1 drained']);
+    expect(r.err).toMatch(/^Warning: ignoring DaemonSet-managed Pods: kube-system\/(calico-node|kube-proxy)-[a-z0-9]{5}, kube-system\/(calico-node|kube-proxy)-[a-z0-9]{5}\n$/);
+    const left = ok('get', 'pods', '-n', 'kube-system', '--field-selector', 'spec.nodeName=node1', '-o', 'name');
+    for (const m of ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler']) expect(left).toContain(`pod/${m}-node1`);
+    ok('uncordon', 'node1');
+  });
+
+  it('kubectl apply --dry-run=server accepts Jobs, CronJobs and DaemonSets and stores nothing', () => {
+    writeFileSync(join(work, 'batch.yaml'), [
+      'apiVersion: batch/v1\nkind: Job\nmetadata: {name: backup, namespace: default}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers: [{name: backup, image: registry.k8s.io/busybox:sandbox}]',
+      'apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: nightly, namespace: default}\nspec:\n  schedule: "0 3 * * *"\n  jobTemplate:\n    spec:\n      template:\n        spec:\n          restartPolicy: Never\n          containers: [{name: n, image: registry.k8s.io/busybox:sandbox}]',
+      'apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: node-exporter, namespace: kube-system}\nspec:\n  selector: {matchLabels: {app: node-exporter}}\n  template:\n    metadata: {labels: {app: node-exporter}}\n    spec: {containers: [{name: e, image: registry.k8s.io/busybox:sandbox}]}',
+    ].join('\n---\n'));
+    expect(ok('apply', '--dry-run=server', '-f', join(work, 'batch.yaml')).trim().split('\n')).toEqual([
+      'job.batch/backup created (server dry run)',
+      'cronjob.batch/nightly created (server dry run)',
+      'daemonset.apps/node-exporter created (server dry run)',
+    ]);
+    expect(ok('get', 'jobs,cronjobs', '-A', '-o', 'name')).toBe('');
+    expect(ok('get', 'ds', '-n', 'kube-system', '-o', 'name').trim().split('\n')).toEqual(['daemonset.apps/calico-node', 'daemonset.apps/kube-proxy']);
+  });
+
   it('kubectl get --raw, get -w printing a change, delete node', () => {
     const raw = JSON.parse(ok('get', '--raw', '/api/v1/nodes/node1'));
     expect(raw).toMatchObject({ kind: 'Node', apiVersion: 'v1', metadata: { name: 'node1' } });
