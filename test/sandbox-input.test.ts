@@ -21,7 +21,7 @@ describe('decom sandbox up: bad input', () => {
     const r = decom(['sandbox', 'up', '--scenario', 'kubespray-leftover']);
     expect(r.code).toBe(2);
     expect(oneLine(r.stderr)).toBe(
-      'decom: unknown scenario "kubespray-leftover"; known: kubespray-leftovers, orphaned-shims, docker-runtime, force-deleted-pods, clean',
+      'decom: unknown scenario "kubespray-leftover"; known: kubespray-leftovers, orphaned-shims, docker-runtime, force-deleted-pods, cluster, etcd-restore-phantoms, stuck-terminating, pdb-blocked, clean',
     );
     nothingBuilt();
   });
@@ -58,6 +58,31 @@ describe('decom sandbox up: bad input', () => {
     const i = decom(['sandbox', 'up', '--init', 'openrc']);
     expect(i.code).toBe(2);
     expect(oneLine(i.stderr)).toContain("argument 'openrc' is invalid");
+    nothingBuilt();
+  });
+
+  it('rejects a cluster scenario without two workers, and a grace period out of range', () => {
+    const r = decom(['sandbox', 'up', '--nodes', '3', '--control-planes', '2', '--scenario', 'clean,pdb-blocked']);
+    expect(r.code).toBe(2);
+    expect(oneLine(r.stderr)).toBe('decom: scenario pdb-blocked needs two worker nodes at least: --nodes 4 or more with --control-planes 2');
+    for (const [v, msg] of [
+      ['0', 'decom: --node-monitor-grace-period must be a whole number of seconds from 1 to 3600, got 0'],
+      ['1m', 'decom: --node-monitor-grace-period takes a whole number, got "1m"'],
+    ] as const) {
+      const g = decom(['sandbox', 'up', '--api', '--node-monitor-grace-period', v]);
+      expect(g.code).toBe(2);
+      expect(oneLine(g.stderr)).toBe(msg);
+    }
+    nothingBuilt();
+  });
+
+  it('sandbox api with no sandbox up, or an unknown action, is an input error', () => {
+    const r = decom(['sandbox', 'api', 'stop']);
+    expect(r.code).toBe(2);
+    expect(oneLine(r.stderr)).toBe(`decom: no sandbox is up (${STATE_DIR})`);
+    const u = decom(['sandbox', 'api', 'restart']);
+    expect(u.code).toBe(2);
+    expect(oneLine(u.stderr)).toBe("error: command-argument value 'restart' is invalid for argument 'action'. Allowed choices are start, stop, status.");
     nothingBuilt();
   });
 
