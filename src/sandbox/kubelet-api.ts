@@ -15,6 +15,7 @@ import { execFile } from 'node:child_process';
 import { readFileSync, rmSync, mkdirSync } from 'node:fs';
 import { networkInterfaces, release } from 'node:os';
 import { ApiClient } from './api/client.js';
+import { rfc3339 } from './api/store.js';
 
 type Any = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -34,7 +35,7 @@ export interface Member {
 }
 
 const KUBELET_VERSION = 'v1.32.4';
-const now = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+const now = () => rfc3339();
 const microNow = () => new Date().toISOString().replace(/Z$/, '000Z');
 const MERGE = 'application/merge-patch+json';
 
@@ -85,8 +86,11 @@ export function joinCluster(m: Member): void {
   const serial = (key: string, fn: () => Promise<void>) => {
     const next = (busy.get(key) ?? Promise.resolve()).then(fn).catch((e: unknown) => log(`${key}: ${(e as Error).message}`));
     busy.set(key, next);
+    void next.then(() => busy.get(key) === next && busy.delete(key));
     return next;
   };
+  /** Pods whose deletion this kubelet finished: a finalizer may keep them in the API, but there is nothing left to stop. */
+  const finished = new Set<string>();
 
   async function register(): Promise<void> {
     const runtime = ((await run('containerd', ['--version'])).out.split(/\s+/)[2] ?? '1.6').replace(/[~+].*$/, ''); // Debian's 1.6.20~ds1 is 1.6.20
@@ -141,7 +145,15 @@ export function joinCluster(m: Member): void {
     registered = n.code !== 404;
     if (!registered) return log(`node "${node}" not found`);
     const ready = (n.body.status?.conditions ?? []).find((c: Any) => c.type === 'Ready');
-    if (ready?.status !== 'True') await api.must('PATCH', `/api/v1/nodes/${node}/status`, { status: { conditions: conditions(true) } }, MERGE);
+    if (ready?.status === 'True') return;
+    await api.must('PATCH', `/api/v1/nodes/${node}/status`, { status: { conditions: conditions(true) } }, MERGE);
+    // Back after the node controller marked its pods not Ready: post the status of those still running.
+    for (const p of (await api.must('GET', `/api/v1/pods?fieldSelector=spec.nodeName=${node}`)).items as Any[]) {
+      const podReady = (p.status?.conditions ?? []).some((c: Any) => c.type === 'Ready' && c.status === 'True');
+      if (!p.metadata.deletionTimestamp && p.status?.phase === 'Running' && !podReady) {
+        await reportRunning(p, addr, p.status.podIP ?? addr, p.status.containerStatuses?.[0]?.containerID ?? '');
+      }
+    }
   }
 
   /** Mirror pods: one per static pod, owned by the Node; a stale or missing one is replaced. */
@@ -193,6 +205,11 @@ export function joinCluster(m: Member): void {
     const c = pod.spec.containers?.[0] ?? {};
     const [sid, cid] = (await podSh('ids', uid, containerName(pod))).out.trim().split(' ');
     const tasks = (await run('ctr', ['-n', 'k8s.io', 'task', 'ls', '-q'])).out.split('\n');
+    if (tasks.includes(sid as string) && tasks.includes(cid as string)) {
+      // Already running (a relist, a restarted kubelet): its network stays as it is.
+      if (pod.status?.phase !== 'Running') await reportRunning(pod, addr, pod.spec.hostNetwork ? addr : (pod.status?.podIP ?? addr), `containerd://${cid}`);
+      return;
+    }
     let podIP = addr;
     let net = 'host';
     if (!pod.spec.hostNetwork) {
@@ -203,18 +220,16 @@ export function joinCluster(m: Member): void {
       [net = 'host', podIP = addr] = up.out.trim().split(' ');
       net = `/run/netns/${net}`;
     }
-    if (!(tasks.includes(sid as string) && tasks.includes(cid as string))) {
-      const dir = `/var/lib/kubelet/pods/${uid}`;
-      mkdirSync(`${dir}/containers/${containerName(pod)}`, { recursive: true });
-      for (const v of pod.spec.volumes ?? []) {
-        if (v.emptyDir) mkdirSync(`${dir}/volumes/kubernetes.io~empty-dir/${v.name}`, { recursive: true });
-      }
-      const command = [...(c.command ?? []), ...(c.args ?? [])];
-      await podSh('rm', uid, containerName(pod));
-      const r = await podSh('run', pod.metadata.name, pod.metadata.namespace, uid, net, containerName(pod), ...(command.length ? command : ['/bin/sleep', '2147483647']));
-      if (!r.ok) throw new Error(`starting its containers: ${r.out}`);
-      log(`started pod ${podKey(pod)} (${uid})`);
+    const dir = `/var/lib/kubelet/pods/${uid}`;
+    mkdirSync(`${dir}/containers/${containerName(pod)}`, { recursive: true });
+    for (const v of pod.spec.volumes ?? []) {
+      if (v.emptyDir) mkdirSync(`${dir}/volumes/kubernetes.io~empty-dir/${v.name}`, { recursive: true });
     }
+    const command = [...(c.command ?? []), ...(c.args ?? [])];
+    await podSh('rm', uid, containerName(pod));
+    const r = await podSh('run', pod.metadata.name, pod.metadata.namespace, uid, net, containerName(pod), ...(command.length ? command : ['/bin/sleep', '2147483647']));
+    if (!r.ok) throw new Error(`starting its containers: ${r.out}`);
+    log(`started pod ${podKey(pod)} (${uid})`);
     await reportRunning(pod, addr, podIP, `containerd://${cid}`);
   }
 
@@ -249,8 +264,13 @@ export function joinCluster(m: Member): void {
   const handle = (type: string, pod: Any) => {
     if (!pod?.metadata?.uid || isMirror(pod)) return;
     const key = pod.metadata.uid as string;
-    if (type === 'DELETED') void serial(key, () => stop(pod, false));
-    else if (pod.metadata.deletionTimestamp) void serial(key, () => stop(pod, true));
+    if (type === 'DELETED') {
+      if (!finished.delete(key)) void serial(key, () => stop(pod, false)); // deleted outright (grace 0, pod GC)
+    } else if (pod.metadata.deletionTimestamp) {
+      if (finished.has(key)) return;
+      finished.add(key);
+      void serial(key, () => stop(pod, true));
+    }
     else if (pod.status?.phase === 'Pending' || !pod.status?.phase) void serial(key, () => start(pod));
   };
 

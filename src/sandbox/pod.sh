@@ -64,11 +64,11 @@ EOF
     netns=$(netns_of "$uid")
     sid=$(ids "$uid" x | cut -d' ' -f1)
     prefix=${cidr%.*}
+    mkdir -p "$LEASES"
+    exec 9>"$LEASES/lock"; flock 9   # host-local's own lock: one allocation (and one bridge) at a time
     if ! ip link show cni0 >/dev/null 2>&1; then
       ip link add cni0 type bridge && ip addr add "$prefix.1/24" dev cni0 && ip link set cni0 up
     fi
-    mkdir -p "$LEASES"
-    exec 9>"$LEASES/lock"; flock 9   # host-local's own lock: one allocation at a time
     octet=2
     while [ -e "$LEASES/$prefix.$octet" ]; do octet=$((octet + 1)); done
     ip=$prefix.$octet

@@ -207,11 +207,11 @@ export async function up(o: UpOptions): Promise<SandboxState> {
       const image = readFileSync(f.image);
       // The kubelet's Lease must be renewed well within the grace period (40 s renewed every 10 s against 50 s by default).
       const grace = o.nodeMonitorGracePeriod ?? NODE_MONITOR_GRACE_PERIOD;
-      const join = state.api ? { kubeconfig: readFileSync(kubeconfigFile(dir), 'utf8'), leaseSeconds: Math.min(40, Math.max(2, Math.floor((grace * 4) / 5))) } : undefined;
+      const member = state.api ? { kubeconfig: readFileSync(kubeconfigFile(dir), 'utf8'), leaseSeconds: Math.min(40, Math.max(2, Math.floor((grace * 4) / 5))) } : undefined;
       await mapLimit(state.nodes, 6, async (n, i) => {
         const name = list.length ? (list[i % list.length] as ScenarioName) : null;
         // A node joins the API when its scenario needs it, or when --api names no scenario.
-        await plantScenario(name, n, state, image, name === null || needsApi(name) ? join : undefined);
+        await plantScenario(name, n, state, image, name === null || needsApi(name) ? member : undefined);
         if (name) n.scenario = name;
       });
       if (apiScenarios.size) {

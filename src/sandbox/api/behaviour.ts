@@ -11,10 +11,12 @@
 import { createHash } from 'node:crypto';
 import { ApiError } from './errors.js';
 import { labelMatcher } from './query.js';
-import { apiVersionOf, findResource, type Resource } from './resources.js';
-import type { Obj, Store } from './store.js';
+import { RESOURCES, apiVersionOf, findResource, type Resource } from './resources.js';
+import { rfc3339, type Obj, type Store } from './store.js';
 
 type Any = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const stamp = () => rfc3339();
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -103,14 +105,18 @@ export function pdbStatus(store: Store, pdb: Obj): Any {
 
 /** POST pods/NAME/eviction: 429 with the real message when a budget forbids it; otherwise a graceful delete. */
 export function evict(store: Store, ns: string, name: string, body: Any | undefined, dryRun: boolean): Any {
-  const pod = store.get('pods', ns, name, 'Pod', '');
+  const pod = store.get('pods', ns, name, '');
   if (body?.metadata?.name && body.metadata.name !== name) throw ApiError.badRequest(`name in URL does not match name in Eviction object`);
   if (!pod.metadata.deletionTimestamp) {
     for (const pdb of store.list('poddisruptionbudgets', ns)) {
       const sel = (pdb.spec as Any | undefined)?.selector?.matchLabels as Record<string, string> | undefined;
       if (!sel || !labelMatcher(Object.entries(sel).map(([k, v]) => `${k}=${v}`).join(','))(pod.metadata.labels)) continue;
       const st = pdbStatus(store, pdb);
-      if (st.disruptionsAllowed < 1 && podReady(pod)) {
+      // As the eviction REST handler: only a Running pod is judged; an unready one (the IfHealthyBudget
+      // policy) may go while the application is not disrupted, a ready one while a disruption is allowed.
+      if ((pod.status as Any | undefined)?.phase !== 'Running') break;
+      const blocked = podReady(pod) ? st.disruptionsAllowed < 1 : st.currentHealthy < st.desiredHealthy;
+      if (blocked) {
         throw new ApiError(429, 'TooManyRequests', "Cannot evict pod as it would violate the pod's disruption budget.", {
           causes: [{ reason: 'DisruptionBudget', message: `The disruption budget ${pdb.metadata.name} needs ${st.desiredHealthy} healthy pods and has ${st.currentHealthy} currently` }],
         });
@@ -128,29 +134,33 @@ export function evict(store: Store, ns: string, name: string, body: Any | undefi
  * once it is empty the `kubernetes` finalizer goes, and then the namespace.
  */
 export function namespaceController(store: Store): void {
-  const namespaced = ['pods', 'events', 'daemonsets', 'replicasets', 'deployments', 'jobs', 'cronjobs', 'poddisruptionbudgets', 'leases', 'persistentvolumeclaims'];
+  const namespaced = RESOURCES.filter((r) => r.namespaced);
   for (const ns of store.list('namespaces')) {
     if (!ns.metadata.deletionTimestamp) continue;
     const name = ns.metadata.name;
     const unavailable = store.list('apiservices').filter((a) => ((a.status as Any | undefined)?.conditions ?? []).some((c: Any) => c.type === 'Available' && c.status === 'False'));
-    let left = 0;
-    const finalizers = new Set<string>();
-    for (const res of namespaced) {
-      for (const o of store.list(res, name)) {
-        left++;
-        for (const f of o.metadata.finalizers ?? []) finalizers.add(f);
-        if (!o.metadata.deletionTimestamp) store.delete(res, name, o.metadata.name, '');
+    /** What is left, per resource ("pods." or "deployments.apps", as GroupResource prints) and per finalizer. */
+    const remaining = new Map<string, number>();
+    const finalizers = new Map<string, number>();
+    for (const r of namespaced) {
+      for (const o of store.list(r.plural, name)) {
+        const gr = `${r.plural}.${r.group}`;
+        remaining.set(gr, (remaining.get(gr) ?? 0) + 1);
+        for (const f of o.metadata.finalizers ?? []) finalizers.set(f, (finalizers.get(f) ?? 0) + 1);
+        if (!o.metadata.deletionTimestamp) store.delete(r.plural, name, o.metadata.name, r.group);
       }
     }
-    const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    const left = remaining.size;
+    const counted = (m: Map<string, number>, verb: string) => [...m].sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => `${k} ${verb} ${n} resource instances`).join(', ');
+    const now = stamp();
     const cond = (type: string, on: boolean, reason: string, message: string) => ({ type, status: on ? 'True' : 'False', lastTransitionTime: now, reason, message });
     const discovery = unavailable.map((a) => `${(a.spec as Any | undefined)?.group}/${(a.spec as Any | undefined)?.version}: the server is currently unable to handle the request`);
     const conditions = [
       cond('NamespaceDeletionDiscoveryFailure', discovery.length > 0, discovery.length ? 'DiscoveryFailed' : 'ResourcesDiscovered', discovery.length ? `Discovery failed for some groups, ${discovery.length} failing: unable to retrieve the complete list of server APIs: ${discovery.join(', ')}` : 'All resources successfully discovered'),
       cond('NamespaceDeletionGroupVersionParsingFailure', false, 'ParsedGroupVersions', 'All legacy kube types successfully parsed'),
       cond('NamespaceDeletionContentFailure', false, 'ContentDeleted', 'All content successfully deleted, may be waiting on finalization'),
-      cond('NamespaceContentRemaining', left > 0, left ? 'SomeResourcesRemain' : 'ContentRemoved', left ? `Some resources are remaining: ${left} remaining` : 'All content successfully removed'),
-      cond('NamespaceFinalizersRemaining', finalizers.size > 0, finalizers.size ? 'SomeFinalizersRemain' : 'ContentHasNoFinalizers', finalizers.size ? `Some content in the namespace has finalizers remaining: ${[...finalizers].map((f) => `${f} in ${left} resource instances`).join(', ')}` : 'All content-preserving finalizers finished'),
+      cond('NamespaceContentRemaining', left > 0, left ? 'SomeResourcesRemain' : 'ContentRemoved', left ? `Some resources are remaining: ${counted(remaining, 'has')}` : 'All content successfully removed'),
+      cond('NamespaceFinalizersRemaining', finalizers.size > 0, finalizers.size ? 'SomeFinalizersRemain' : 'ContentHasNoFinalizers', finalizers.size ? `Some content in the namespace has finalizers remaining: ${counted(finalizers, 'in')}` : 'All content-preserving finalizers finished'),
     ];
     const st = (ns.status ?? {}) as Any;
     const same = JSON.stringify((st.conditions ?? []).map((c: Any) => [c.type, c.status, c.message])) === JSON.stringify(conditions.map((c) => [c.type, c.status, c.message]));
@@ -159,9 +169,8 @@ export function namespaceController(store: Store): void {
     if (same && !(done && specFinalizers.includes('kubernetes'))) continue;
     const next: Obj = { ...ns, status: { phase: 'Terminating', conditions: same ? st.conditions : conditions } };
     if (done) next.spec = { ...((ns.spec ?? {}) as Any), finalizers: specFinalizers.filter((f) => f !== 'kubernetes') };
-    const updated = store.update('namespaces', next, '');
-    // Finalized: the namespace goes (its own metadata.finalizers, if any, still hold it).
-    if (done && !(((updated.spec ?? {}) as Any).finalizers ?? []).length) store.delete('namespaces', undefined, name, '');
+    // Finalized (spec.finalizers empty): the update itself deletes it, unless its own metadata.finalizers still hold it.
+    store.update('namespaces', next, '');
   }
 }
 
@@ -174,7 +183,6 @@ export function seed(store: Store): void {
   }
 }
 
-const stamp = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 const conditionOf = (o: Obj | undefined, type: string) => (((o?.status as Any | undefined)?.conditions ?? []) as Any[]).find((c) => c.type === type);
 const nodeReady = (n: Obj | undefined) => conditionOf(n, 'Ready')?.status === 'True';
 
@@ -210,7 +218,9 @@ export function nodeLifecycleController(store: Store, graceSeconds: number): voi
     if (Date.now() - renewed > graceSeconds * 1000) {
       if (ready?.status === 'Unknown') continue;
       const t = stamp();
-      const conditions = (((n.status as Any | undefined)?.conditions ?? []) as Any[]).map((c) => ({ ...c, status: 'Unknown', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.', lastTransitionTime: t }));
+      const conditions = ready
+        ? (((n.status as Any | undefined)?.conditions ?? []) as Any[]).map((c) => ({ ...c, status: 'Unknown', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.', lastTransitionTime: t }))
+        : [{ type: 'Ready', status: 'Unknown', reason: 'NodeStatusNeverUpdated', message: 'Kubelet never posted node status.', lastHeartbeatTime: n.metadata.creationTimestamp, lastTransitionTime: t }];
       store.update('nodes', {
         ...n,
         spec: { ...(n.spec ?? {}), taints: [...taints.filter((x) => x.key !== UNREACHABLE), { key: UNREACHABLE, effect: 'NoSchedule', timeAdded: t }, { key: UNREACHABLE, effect: 'NoExecute', timeAdded: t }] },

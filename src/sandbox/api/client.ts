@@ -100,12 +100,13 @@ export class ApiClient {
             const line = buf.slice(0, nl);
             buf = buf.slice(nl + 1);
             if (!line.trim()) continue;
+            let e: { type: string; object: Any };
             try {
-              const e = JSON.parse(line) as { type: string; object: Any };
-              onEvent(e.type, e.object);
+              e = JSON.parse(line) as { type: string; object: Any };
             } catch {
-              /* a torn line: the next list repairs what it missed */
+              continue; // a torn line: the next list repairs what it missed
             }
+            onEvent(e.type, e.object);
           }
         });
         res.on('end', resolve);

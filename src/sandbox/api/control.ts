@@ -11,6 +11,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runOk } from '../../util/run.js';
 import { HOST_ADDR } from '../layout.js';
+import { isAlive, starttimeOf } from '../node.js';
 import { ApiClient } from './client.js';
 
 export interface ApiConfig {
@@ -29,11 +30,14 @@ export const apiDir = (sandboxDir: string): string => join(sandboxDir, 'api');
 export const kubeconfigFile = (sandboxDir: string): string => join(sandboxDir, 'kubeconfig');
 const MAIN = join(dirname(fileURLToPath(import.meta.url)), 'main.js');
 
+/**
+ * The API's PID, only while that very process lives: the pid file holds "PID STARTTIME",
+ * so a stale file (after a reboot) never names a process the sandbox did not start.
+ */
 const pidOf = (dir: string): number | undefined => {
   try {
-    const pid = Number(readFileSync(join(dir, 'pid'), 'utf8'));
-    process.kill(pid, 0);
-    return pid;
+    const [pid, start] = readFileSync(join(dir, 'pid'), 'utf8').trim().split(' ');
+    return Number(pid) > 0 && start && isAlive({ pid: Number(pid), starttime: start }) ? Number(pid) : undefined;
   } catch {
     return undefined;
   }
@@ -102,7 +106,7 @@ export async function startApi(sandboxDir: string, nodeMonitorGracePeriodSeconds
   const log = openSync(join(dir, 'api.log'), 'a');
   const child = spawn(process.execPath, [MAIN, dir], { detached: true, stdio: ['ignore', log, log] });
   child.unref();
-  writeFileSync(join(dir, 'pid'), String(child.pid));
+  writeFileSync(join(dir, 'pid'), `${child.pid} ${starttimeOf(child.pid as number) ?? ''}`);
   const ca = readFileSync(join(dir, 'ca.crt'));
   for (let i = 0; i < 100; i++) {
     if (await ready(cfg, ca)) return { pid: child.pid as number, started: true };
@@ -118,16 +122,10 @@ export async function stopApi(sandboxDir: string): Promise<boolean> {
   const pid = pidOf(dir);
   rmSync(join(dir, 'pid'), { force: true });
   if (!pid) return false;
+  const me = { pid, starttime: starttimeOf(pid) ?? '' };
   process.kill(pid, 'SIGTERM');
-  for (let i = 0; i < 100; i++) {
-    try {
-      process.kill(pid, 0);
-    } catch {
-      return true;
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  process.kill(pid, 'SIGKILL');
+  for (let i = 0; i < 100 && isAlive(me); i++) await new Promise((r) => setTimeout(r, 50));
+  if (isAlive(me)) process.kill(pid, 'SIGKILL');
   return true;
 }
 

@@ -60,7 +60,7 @@ const FIELDS: Record<string, (o: Obj) => string | undefined> = {
 };
 
 /** A field selector: `f=v`, `f==v`, `f!=v`, comma-joined. Unknown fields are a 400, as on a real server. */
-export function fieldMatcher(sel: string | undefined, kind: string): (o: Obj) => boolean {
+export function fieldMatcher(sel: string | undefined): (o: Obj) => boolean {
   if (!sel) return () => true;
   const tests = terms(sel).map((t) => {
     const m = /^([\w.]+)\s*(==|=|!=)\s*(.*)$/.exec(t);
@@ -69,7 +69,6 @@ export function fieldMatcher(sel: string | undefined, kind: string): (o: Obj) =>
     const [, , op, v] = m;
     return (o: Obj) => (op === '!=' ? get(o) !== v : get(o) === v);
   });
-  void kind;
   return (o) => tests.every((f) => f(o));
 }
 

@@ -156,7 +156,7 @@ export function createApiServer(o: ApiOptions): Server {
 
   const objectsOf = (t: Target, q: URLSearchParams): Obj[] => {
     const labels = labelMatcher(q.get('labelSelector') ?? undefined);
-    const fields = fieldMatcher(q.get('fieldSelector') ?? undefined, t.r.kind);
+    const fields = fieldMatcher(q.get('fieldSelector') ?? undefined);
     return store
       .list(t.r.plural, t.r.namespaced ? t.ns : undefined)
       .filter((x) => labels(x.metadata.labels) && fields(x))
@@ -251,15 +251,16 @@ export function createApiServer(o: ApiOptions): Server {
     }
     if (t.sub && !r.subresources?.some((s) => s.name === t.sub)) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
     if (req.method === 'GET') {
-      let obj = store.get(r.plural, t.ns, name, r.kind, r.group);
+      let obj = store.get(r.plural, t.ns, name, r.group);
       if (r.plural === 'poddisruptionbudgets') obj = { ...obj, status: pdbStatus(store, obj) };
       const table = tableWanted(req, q);
       if (table) return send(res, 200, toTable(r.plural, [obj], { resourceVersion: obj.metadata.resourceVersion }, table.includeObject));
       return send(res, 200, obj);
     }
     if (req.method === 'PUT' || req.method === 'PATCH') {
-      const cur = store.get(r.plural, t.ns, name, r.kind, r.group);
       const body = await readBody(req);
+      // Read after the body: from here on nothing awaits, so no other write comes between read and update.
+      const cur = store.get(r.plural, t.ns, name, r.group);
       let next: Obj;
       if (req.method === 'PUT') next = body as Obj;
       else {
@@ -289,30 +290,45 @@ export function createApiServer(o: ApiOptions): Server {
         ...(body.preconditions?.uid ? { uid: body.preconditions.uid } : {}),
         ...(body.preconditions?.resourceVersion ? { resourceVersion: body.preconditions.resourceVersion } : {}),
       };
-      if (dryRun) return send(res, 200, store.get(r.plural, t.ns, name, r.kind, r.group));
+      if (dryRun) return send(res, 200, store.get(r.plural, t.ns, name, r.group));
       return send(res, 200, store.delete(r.plural, t.ns, name, r.group, opts));
     }
     throw new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
   }
 
-  /** A watch: the current objects (or the events since resourceVersion), then every change, one JSON per line. */
+  /**
+   * A watch: the current objects (or the events since resourceVersion), then every
+   * change, one JSON per line. With a selector, an object that comes to match is ADDED
+   * and one that stops matching is DELETED, as the watch cache does. A resourceVersion
+   * no longer kept is an ERROR event carrying 410 Expired, on a 200 stream, as the real
+   * server sends it (informers then list again).
+   */
   function watch(req: IncomingMessage, res: ServerResponse, t: Target, q: URLSearchParams): void {
     const labels = labelMatcher(q.get('labelSelector') ?? undefined);
-    const fields = fieldMatcher(q.get('fieldSelector') ?? undefined, t.r.kind);
+    const fields = fieldMatcher(q.get('fieldSelector') ?? undefined);
     const table = tableWanted(req, q);
     const rv = q.get('resourceVersion');
-    const wanted = (e: WatchEvent) => e.resource === t.r.plural && (!t.r.namespaced || !t.ns || e.object.metadata.namespace === t.ns) && labels(e.object.metadata.labels) && fields(e.object);
+    const inScope = (e: WatchEvent) => e.resource === t.r.plural && (!t.r.namespaced || !t.ns || e.object.metadata.namespace === t.ns);
+    const matches = (o: Obj | undefined) => o !== undefined && labels(o.metadata.labels) && fields(o);
     const backlog = !rv || rv === '0' ? store.list(t.r.plural, t.r.namespaced ? t.ns : undefined).map((object) => ({ type: 'ADDED' as const, resource: t.r.plural, object })) : store.since(Number(rv));
-    if (!backlog) throw new ApiError(410, 'Expired', `too old resource version: ${rv} (${store.resourceVersion})`);
     res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache, private' });
     // Now, not with the first event: a client waits for the headers (kubectl wait on a quiet object would hang).
     res.flushHeaders();
+    if (!backlog) {
+      const gone = new ApiError(410, 'Expired', `too old resource version: ${rv} (${store.resourceVersion})`);
+      res.end(`${JSON.stringify({ type: 'ERROR', object: gone.status() })}\n`);
+      return;
+    }
     let first = true;
     const write = (e: WatchEvent) => {
-      if (!wanted(e)) return;
+      if (!inScope(e)) return;
+      const now = matches(e.object);
+      const before = e.type === 'MODIFIED' && e.old ? matches(e.old) : now;
+      const type = now && !before ? 'ADDED' : !now && before ? 'DELETED' : now ? e.type : undefined;
+      if (!type) return;
       const object = table ? toTable(t.r.plural, [e.object], { resourceVersion: e.object.metadata.resourceVersion }, table.includeObject, first) : e.object;
       first = false;
-      res.write(`${JSON.stringify({ type: e.type, object })}\n`);
+      res.write(`${JSON.stringify({ type, object })}\n`);
     };
     backlog.forEach(write);
     const stop = store.watch(write);

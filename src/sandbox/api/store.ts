@@ -41,10 +41,14 @@ export interface WatchEvent {
   type: EventType;
   resource: string;
   object: Obj;
+  /** The object before a MODIFIED: a watch with a selector turns a change of match into ADDED or DELETED. */
+  old?: Obj;
 }
 
 const key = (resource: string, ns: string | undefined, name: string) => `${resource}/${ns ?? ''}/${name}`;
-const now = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+/** A metav1.Time: RFC 3339 in whole seconds, as the API server writes timestamps. */
+export const rfc3339 = (ms = Date.now()): string => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
+const now = () => rfc3339();
 const clone = <T>(x: T): T => structuredClone(x);
 /** apimachinery's rand.String: 5 characters without vowels or look-alikes. */
 const ALPHANUMS = 'bcdfghjklmnpqrstvwxz2456789';
@@ -77,8 +81,8 @@ export class Store {
     renameSync(tmp, this.file);
   }
 
-  private emit(type: EventType, resource: string, obj: Obj): void {
-    const e = { type, resource, object: clone(obj) };
+  private emit(type: EventType, resource: string, obj: Obj, old?: Obj): void {
+    const e = { type, resource, object: clone(obj), ...(old ? { old: clone(old) } : {}) };
     this.history.push({ ...e, rv: this.rv });
     if (this.history.length > 5000) this.history.splice(0, 1000);
     for (const w of this.watchers) w(e);
@@ -110,7 +114,7 @@ export class Store {
     return o ? clone(o.obj) : undefined;
   }
 
-  get(resource: string, ns: string | undefined, name: string, kind: string, group: string): Obj {
+  get(resource: string, ns: string | undefined, name: string, group: string): Obj {
     const o = this.find(resource, ns, name);
     if (!o) throw ApiError.notFound(resource, name, group);
     return o;
@@ -151,7 +155,6 @@ export class Store {
       throw ApiError.conflict(resource, m.name, group, 'the object has been modified; please apply your changes to the latest version and try again');
     }
     const old = cur.obj;
-    this.rv++;
     const specChanged = JSON.stringify(obj.spec) !== JSON.stringify(old.spec);
     const next: Obj = {
       ...obj,
@@ -159,12 +162,18 @@ export class Store {
         ...m,
         uid: old.metadata.uid,
         creationTimestamp: old.metadata.creationTimestamp,
-        resourceVersion: String(this.rv),
+        resourceVersion: old.metadata.resourceVersion,
         ...(old.metadata.generation !== undefined ? { generation: old.metadata.generation + (specChanged ? 1 : 0) } : {}),
+        // The server's own deletion fields: no write can clear or change them.
         ...(old.metadata.deletionTimestamp ? { deletionTimestamp: old.metadata.deletionTimestamp } : {}),
+        ...(old.metadata.deletionGracePeriodSeconds !== undefined ? { deletionGracePeriodSeconds: old.metadata.deletionGracePeriodSeconds } : {}),
       },
     };
     if (!next.metadata.finalizers?.length) delete next.metadata.finalizers;
+    // A write that changes nothing is no write: no new resourceVersion, no event (as etcd's guaranteed update).
+    if (JSON.stringify(next) === JSON.stringify(old)) return clone(old);
+    this.rv++;
+    next.metadata.resourceVersion = String(this.rv);
     if (next.metadata.deletionTimestamp && !this.held(resource, next)) {
       this.objects.delete(key(resource, m.namespace, m.name));
       this.save();
@@ -173,7 +182,7 @@ export class Store {
     }
     cur.obj = next;
     this.save();
-    this.emit('MODIFIED', resource, next);
+    this.emit('MODIFIED', resource, next, old);
     return clone(next);
   }
 
@@ -218,29 +227,19 @@ export class Store {
       // Already going: a shorter grace period shortens it (the kubelet's final delete is 0), as the real server does.
       if (resource !== 'pods' || grace >= (o.metadata.deletionGracePeriodSeconds ?? 0)) return clone(o);
       this.rv++;
-      marked.metadata.deletionTimestamp = new Date(Math.min(Date.parse(o.metadata.deletionTimestamp), Date.now() + grace * 1000)).toISOString().replace(/\.\d+Z$/, 'Z');
+      marked.metadata.deletionTimestamp = rfc3339(Math.min(Date.parse(o.metadata.deletionTimestamp), Date.now() + grace * 1000));
       marked.metadata.resourceVersion = String(this.rv);
       cur.obj = marked;
       this.save();
-      this.emit('MODIFIED', resource, marked);
+      this.emit('MODIFIED', resource, marked, o);
       return clone(marked);
     }
     this.rv++;
-    marked.metadata.deletionTimestamp = new Date(Date.now() + grace * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
+    marked.metadata.deletionTimestamp = rfc3339(Date.now() + grace * 1000);
     marked.metadata.resourceVersion = String(this.rv);
     cur.obj = marked;
     this.save();
-    this.emit('MODIFIED', resource, marked);
+    this.emit('MODIFIED', resource, marked, o);
     return clone(marked);
-  }
-
-  /** Removes an object outright, as restoring an older etcd snapshot does: no event anyone acts on but watchers. */
-  forget(resource: string, ns: string | undefined, name: string): boolean {
-    const had = this.objects.delete(key(resource, ns, name));
-    if (had) {
-      this.rv++;
-      this.save();
-    }
-    return had;
   }
 }

@@ -71,7 +71,9 @@ function podRow(o: Obj): unknown[] {
     else if (c.state?.terminated?.reason) reason = c.state.terminated.reason;
     else if (c.ready && c.state?.running) ready++;
   }
-  if (o.metadata.deletionTimestamp) reason = st.reason === 'NodeLost' ? 'Unknown' : 'Terminating';
+  // A deleted pod whose containers are done shows how they ended (its terminal phase), not Terminating.
+  if (o.metadata.deletionTimestamp && st.reason === 'NodeLost') reason = 'Unknown';
+  else if (o.metadata.deletionTimestamp && st.phase !== 'Succeeded' && st.phase !== 'Failed') reason = 'Terminating';
   const gates = (spec.readinessGates ?? []).length;
   return [o.metadata.name, `${ready}/${total}`, reason, restarts, age(o), st.podIP || '<none>', spec.nodeName || '<none>', st.nominatedNodeName || '<none>', gates ? `${gates}` : '<none>'];
 }

@@ -18,12 +18,12 @@
  *                           after the grace period), namespace `retired` Terminating on
  *                           its content's finalizer and an unavailable APIService
  */
-import { randomBytes } from 'node:crypto';
 import { copyFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ApiClient } from '../api/client.js';
 import { apiDir, startApi, stopApi } from '../api/control.js';
-import { nodeExec } from '../node.js';
+import { rfc3339 } from '../api/store.js';
+import { nodeExec, waitFor } from '../node.js';
 import type { SandboxNode, SandboxState } from '../types.js';
 import type { ScenarioName } from './catalog.js';
 
@@ -31,17 +31,8 @@ type Any = Record<string, any>; // eslint-disable-line @typescript-eslint/no-exp
 
 const MERGE = 'application/merge-patch+json';
 const IMAGE = 'registry.k8s.io/busybox:sandbox';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(what: string, seconds: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const end = Date.now() + seconds * 1000;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`the sandbox API: ${what} did not happen in ${seconds} s`);
-    await sleep(250);
-  }
-}
+/** The API, polled every 250 ms. */
+const until = <T>(what: string, seconds: number, probe: () => Promise<T | undefined>): Promise<T> => waitFor(`the sandbox API: ${what}`, seconds * 1000, probe, 250);
 
 const container = (name: string, command: string[] = ['/bin/sleep', '2147483647']) => ({ name, image: IMAGE, command });
 
@@ -129,15 +120,19 @@ export async function plantCluster(p: ClusterPlan): Promise<void> {
     });
   }
 
-  /** A ReplicaSet of one whose pod runs on `node` (as if scheduled there); a replacement goes wherever the scheduler puts it. */
+  /**
+   * A ReplicaSet of one whose pod runs on `node`, as if the scheduler had put it there:
+   * its template first pins it (nodeSelector), then, once the pod runs, no longer does,
+   * so a replacement goes wherever the scheduler puts it (a template change leaves
+   * running pods alone).
+   */
   async function pinned(app: string, node: SandboxNode, spec: Any): Promise<void> {
-    const rs = await replicaSet(`${app}-6b9f7d5c8`, { app }, 0, spec);
-    await create('/api/v1/namespaces/default/pods', {
-      apiVersion: 'v1', kind: 'Pod',
-      metadata: { name: `${app}-6b9f7d5c8-${randomBytes(4).toString('hex').slice(0, 5)}`, namespace: 'default', labels: { app }, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: rs.metadata.name, uid: rs.metadata.uid, controller: true, blockOwnerDeletion: true }] },
-      spec: { ...spec, nodeName: node.name },
+    const rs = await replicaSet(`${app}-6b9f7d5c8`, { app }, 1, { ...spec, nodeSelector: { 'kubernetes.io/hostname': node.name } });
+    await until(`the ${app} pod running on ${node.name}`, 60, async () => {
+      const pods = (await api.must('GET', `/api/v1/namespaces/default/pods?labelSelector=app%3D${app}`)).items as Any[];
+      return pods.some((x) => x.spec.nodeName === node.name && x.status?.phase === 'Running') ? true : undefined;
     });
-    await api.must('PATCH', `/apis/apps/v1/namespaces/default/replicasets/${rs.metadata.name}`, { spec: { replicas: 1 } }, MERGE);
+    await api.must('PATCH', `/apis/apps/v1/namespaces/default/replicasets/${rs.metadata.name}`, { spec: { template: { spec: { nodeSelector: null } } } }, MERGE);
   }
 
   function pdb(name: string, budget: Any, labels: Record<string, string>): Promise<Any> {
@@ -193,7 +188,7 @@ async function stuckTerminating(p: ClusterPlan, first: SandboxNode, last: Sandbo
   await api.must('POST', '/apis/apiregistration.k8s.io/v1/apiservices', {
     apiVersion: 'apiregistration.k8s.io/v1', kind: 'APIService', metadata: { name: 'v1beta1.metrics.k8s.io' },
     spec: { group: 'metrics.k8s.io', version: 'v1beta1', service: { namespace: 'kube-system', name: 'metrics-server', port: 443 }, groupPriorityMinimum: 100, versionPriority: 100, insecureSkipTLSVerify: true },
-    status: { conditions: [{ type: 'Available', status: 'False', reason: 'ServiceNotFound', message: 'service/metrics-server in "kube-system" is not present', lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') }] },
+    status: { conditions: [{ type: 'Available', status: 'False', reason: 'ServiceNotFound', message: 'service/metrics-server in "kube-system" is not present', lastTransitionTime: rfc3339() }] },
   });
   await allRunning(api);
   // The last worker's kubelet stops (its node goes NotReady after the grace period); then the deletes.

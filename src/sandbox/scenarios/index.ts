@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { dirname, join as join_ } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PROJECT_DIR, nodeExec } from '../node.js';
 import type { SandboxNode, SandboxState } from '../types.js';
@@ -19,7 +19,7 @@ export async function runNodeScript(
   input?: Buffer,
   extraEnv: Record<string, string> = {},
 ): Promise<string> {
-  const script = `${readFileSync(join_(here, 'lib.sh'), 'utf8')}\n${body}`;
+  const script = `${readFileSync(join(here, 'lib.sh'), 'utf8')}\n${body}`;
   const r = await nodeExec(node, script, {
     input,
     timeoutMs: 180_000,
@@ -43,13 +43,13 @@ export async function runNodeScript(
 
 /**
  * `image` is the busybox image tar, fed to the node on stdin (lib.sh imports it).
- * `join`: what a node that joins the sandbox's API needs (every node of an API
+ * `member`: what a node that joins the sandbox's API needs (every node of an API
  * scenario; with no scenario named, a node that only joins).
  */
-export async function plantScenario(name: ScenarioName | null, node: SandboxNode, state: SandboxState, image: Buffer, join?: Join): Promise<void> {
+export async function plantScenario(name: ScenarioName | null, node: SandboxNode, state: SandboxState, image: Buffer, member?: Join): Promise<void> {
   const file = name === null || needsApi(name) ? 'cluster' : name;
-  const body = readFileSync(join_(here, `${file}.sh`), 'utf8');
-  const env: Record<string, string> = join ? { API_KUBECONFIG: Buffer.from(join.kubeconfig).toString('base64'), NODE_LEASE_SECONDS: String(join.leaseSeconds) } : {};
+  const body = readFileSync(join(here, `${file}.sh`), 'utf8');
+  const env: Record<string, string> = member ? { API_KUBECONFIG: Buffer.from(member.kubeconfig).toString('base64'), NODE_LEASE_SECONDS: String(member.leaseSeconds) } : {};
   await runNodeScript(node, state, name ? `planting scenario ${name}` : 'joining the cluster', body, image, env);
 }
 
