@@ -207,9 +207,12 @@ describe("the sandbox's Kubernetes API on the cluster scenario, judged by real k
 
   it('keeps every object, with its resourceVersion, across `sandbox api stop` and `start`', () => {
     const before = ok('get', 'nodes,pods,namespaces', '-A', '-o', 'jsonpath={range .items[*]}{.kind}/{.metadata.name}@{.metadata.resourceVersion}{"\\n"}{end}');
-    expect(decom(['sandbox', 'api', 'stop']).stdout).toContain('stopped');
+    expect(decom(['sandbox', 'api', 'stop']).stdout).toBe('stopped (its objects are kept for the next start)\n');
     expect(kubectl('get', 'nodes').code).not.toBe(0);
-    expect(decom(['sandbox', 'api', 'start']).code).toBe(0);
+    expect(decom(['sandbox', 'api', 'status'])).toMatchObject({ code: 1, stdout: 'not running\n' });
+    expect(JSON.parse(decom(['sandbox', 'status', '--output', 'json']).stdout).api).toEqual({ running: false, kubeconfig: KUBECONFIG });
+    expect(decom(['sandbox', 'api', 'start']).stdout).toMatch(/^started: pid \d+, kubeconfig /);
+    expect(decom(['sandbox', 'status']).stdout).toContain(`  api      running, kubeconfig ${KUBECONFIG}`);
     expect(ok('get', 'nodes,pods,namespaces', '-A', '-o', 'jsonpath={range .items[*]}{.kind}/{.metadata.name}@{.metadata.resourceVersion}{"\\n"}{end}')).toBe(before);
   });
 

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { down, hostSnapshot, nodes, ports, ssh, up } from './helpers/sandbox.js';
+import { decom, down, hostSnapshot, nodes, ports, ssh, up } from './helpers/sandbox.js';
 import { ancestors, facts, holders, lines, mounts, parentCmdline, shimOf, type Facts } from './helpers/facts.js';
 
 /** What is not Kubernetes' is planted by every scenario and must look untouched. */
@@ -100,6 +100,13 @@ describe('scenario kubespray-leftovers (systemd), with isolation and a clean tea
   it('plants what is not Kubernetes\' too', () => {
     expectUserObjects('node1', cp);
     expectUserObjects('node2', worker);
+  });
+
+  it('runs its kubelet standalone: no API, and `sandbox api` says so', () => {
+    expect(ssh('node1', 'cat /proc/$(pgrep -x kubelet)/cmdline | tr "\\0" " "')).not.toContain('--kubeconfig');
+    const r = decom(['sandbox', 'api', 'start']);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim()).toBe('decom: this sandbox has no Kubernetes API: bring it up with `decom sandbox up --api` (or a cluster scenario)');
   });
 
   it('restarts a killed static-pod container while its manifest is there, and stops it when the manifest goes', async () => {

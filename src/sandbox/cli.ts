@@ -58,8 +58,10 @@ export async function downCommand(): Promise<void> {
 
 export async function statusCommand(output: 'text' | 'json'): Promise<void> {
   const s = await status();
+  // The API: null when the sandbox has none, otherwise whether its process runs and where its kubeconfig is.
+  const api = s.state?.api ? { running: apiRunning(s.dir), kubeconfig: kubeconfigFile(s.dir) } : null;
   if (output === 'json') {
-    process.stdout.write(`${JSON.stringify({ dir: s.dir, scenario: s.state?.scenario ?? null, etcd: s.state?.etcd ?? false, services: s.state?.services ?? 0, nodes: s.nodes }, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify({ dir: s.dir, scenario: s.state?.scenario ?? null, etcd: s.state?.etcd ?? false, services: s.state?.services ?? 0, api, nodes: s.nodes }, null, 2)}\n`);
     return;
   }
   if (!s.state) {
@@ -70,6 +72,7 @@ export async function statusCommand(output: 'text' | 'json'): Promise<void> {
     [
       `sandbox in ${s.dir}: ${s.nodes.length} node(s)${s.state.scenario ? `, scenario ${s.state.scenario}` : ''}${s.state.etcd ? ', etcd' : ''}${s.state.services ? `, ${s.state.services} Services` : ''}`,
       ...s.nodes.map((n) => `  ${n.name.padEnd(8)} ${n.addr.padEnd(14)} ${n.roles.join(',').padEnd(20)} ${n.init.padEnd(8)} ${n.state}`),
+      ...(api ? [`  api      ${api.running ? 'running' : 'stopped'}, kubeconfig ${api.kubeconfig}`] : []),
       '',
     ].join('\n'),
   );
@@ -79,7 +82,9 @@ export async function statusCommand(output: 'text' | 'json'): Promise<void> {
 export async function apiCommand(action: 'start' | 'stop' | 'status'): Promise<number> {
   requireRoot(`decom sandbox api ${action}`);
   const dir = stateDir();
-  if (!readState(dir)) throw inputError(`no sandbox is up (${dir})`);
+  const state = readState(dir);
+  if (!state) throw inputError(`no sandbox is up (${dir})`);
+  if (!state.api) throw inputError('this sandbox has no Kubernetes API: bring it up with `decom sandbox up --api` (or a cluster scenario)');
   if (action === 'start') {
     const r = await startApi(dir);
     process.stdout.write(`${r.started ? 'started' : 'already running'}: pid ${r.pid}, kubeconfig ${kubeconfigFile(dir)}\n`);
