@@ -27,6 +27,14 @@ export async function coreApi(path: string) {
   return { api: kc.makeApiClient(k8s.CoreV1Api), server: kc.getCurrentCluster()?.server ?? '(no server)' };
 }
 
+/** The typed clients the cluster side uses (core, apps, storage), from one kubeconfig; loaded lazily. */
+export async function kubeClients(path: string) {
+  const k8s = await import('@kubernetes/client-node');
+  const kc = new k8s.KubeConfig();
+  kc.loadFromFile(path);
+  return { core: kc.makeApiClient(k8s.CoreV1Api), apps: kc.makeApiClient(k8s.AppsV1Api), storage: kc.makeApiClient(k8s.StorageV1Api), server: kc.getCurrentCluster()?.server ?? '(no server)' };
+}
+
 /**
  * What the operator's kubeconfig says the cluster is: the CA its current context
  * trusts (as a PEM body) and its API server. Read with the YAML parser, not the

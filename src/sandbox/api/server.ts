@@ -247,7 +247,8 @@ export function createApiServer(o: ApiOptions): Server {
     if (t.sub === 'eviction') {
       if (req.method !== 'POST') throw new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
       const body = (await readBody(req)) as Any | undefined;
-      return send(res, 201, evict(store, t.ns as string, name, body, dryRun));
+      // kubectl drain --dry-run=server says so in the Eviction's deleteOptions, not in the query.
+      return send(res, 201, evict(store, t.ns as string, name, body, dryRun || (body?.deleteOptions?.dryRun ?? []).includes('All')));
     }
     if (t.sub && !r.subresources?.some((s) => s.name === t.sub)) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
     if (req.method === 'GET') {
@@ -290,7 +291,7 @@ export function createApiServer(o: ApiOptions): Server {
         ...(body.preconditions?.uid ? { uid: body.preconditions.uid } : {}),
         ...(body.preconditions?.resourceVersion ? { resourceVersion: body.preconditions.resourceVersion } : {}),
       };
-      if (dryRun) return send(res, 200, store.get(r.plural, t.ns, name, r.group));
+      if (dryRun || (body.dryRun ?? []).includes('All')) return send(res, 200, store.get(r.plural, t.ns, name, r.group));
       return send(res, 200, store.delete(r.plural, t.ns, name, r.group, opts));
     }
     throw new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
