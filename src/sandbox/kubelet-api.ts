@@ -269,7 +269,11 @@ export function joinCluster(m: Member): void {
     } else if (pod.metadata.deletionTimestamp) {
       if (finished.has(key)) return;
       finished.add(key);
-      void serial(key, () => stop(pod, true));
+      // A failed stop (the API away) is tried again at the next event or relist.
+      void serial(key, () => stop(pod, true).catch((e: unknown) => {
+        finished.delete(key);
+        throw e;
+      }));
     }
     else if (pod.status?.phase === 'Pending' || !pod.status?.phase) void serial(key, () => start(pod));
   };

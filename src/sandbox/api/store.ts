@@ -98,7 +98,7 @@ export class Store {
     if (since >= this.rv) return [];
     const first = this.history[0];
     if (!first || first.rv > since + 1) return since === this.rv ? [] : undefined;
-    return this.history.filter((e) => e.rv > since).map(({ type, resource, object }) => ({ type, resource, object }));
+    return this.history.filter((e) => e.rv > since).map(({ rv: _, ...e }) => e); // `old` kept: a resumed watch with a selector needs it
   }
 
   list(resource: string, ns?: string): Obj[] {
@@ -164,11 +164,13 @@ export class Store {
         creationTimestamp: old.metadata.creationTimestamp,
         resourceVersion: old.metadata.resourceVersion,
         ...(old.metadata.generation !== undefined ? { generation: old.metadata.generation + (specChanged ? 1 : 0) } : {}),
-        // The server's own deletion fields: no write can clear or change them.
-        ...(old.metadata.deletionTimestamp ? { deletionTimestamp: old.metadata.deletionTimestamp } : {}),
-        ...(old.metadata.deletionGracePeriodSeconds !== undefined ? { deletionGracePeriodSeconds: old.metadata.deletionGracePeriodSeconds } : {}),
+        // The server's own deletion fields: no write can set, clear or change them.
+        deletionTimestamp: old.metadata.deletionTimestamp,
+        deletionGracePeriodSeconds: old.metadata.deletionGracePeriodSeconds,
       },
     };
+    if (next.metadata.deletionTimestamp === undefined) delete next.metadata.deletionTimestamp;
+    if (next.metadata.deletionGracePeriodSeconds === undefined) delete next.metadata.deletionGracePeriodSeconds;
     if (!next.metadata.finalizers?.length) delete next.metadata.finalizers;
     // A write that changes nothing is no write: no new resourceVersion, no event (as etcd's guaranteed update).
     if (JSON.stringify(next) === JSON.stringify(old)) return clone(old);
