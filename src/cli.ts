@@ -36,11 +36,11 @@ program
 
 program
   .command('run')
-  .description('run a playbook on the hosts: ordered, idempotent, verified (today: --playbook reset, the node-side teardown)')
+  .description('decommission hosts (default): drain, volumes detached, etcd member removed, node reset and verified, Node deleted; or run another playbook (--playbook reset: the node side only)')
   .argument('<inventory>', "decom's inventory, or kubespray's/Ansible's hosts.yaml or INI")
   .argument('<targets...>', 'host names (a group or "all" only with --allow-many)')
-  .option('--playbook <name|path>', 'a shipped playbook by name (reset) or a playbook file')
-  .option('--check', 'plan only: print every action for every host, change nothing', false)
+  .option('--playbook <name|path>', 'a shipped playbook by name (decommission, reset) or a playbook file', 'decommission')
+  .option('--check', 'plan only: print every action for every host, cluster side included (evictions as server-side dry runs), change nothing', false)
   .option('--limit <pattern>', 'narrow the targets, as Ansible --limit (a,b  !host  &group)')
   .option('--tags <tags>', 'run only the steps with one of these tags (comma-separated)')
   .option('--skip-tags <tags>', 'skip the steps with one of these tags')
@@ -49,7 +49,8 @@ program
   .option('--max-fail-percent <p>', 'stop the roll when more than this percentage of a batch failed')
   .option('--yes', 'do not ask to type the host names', false)
   .option('--allow-many', 'allow a group or "all" as a target', false)
-  .option('--purge', "also remove the installation footprint (binaries, units, configs kubespray or kubeadm installed; containerd's k8s.io images): for a node that leaves for good", false)
+  .option('--purge', "also remove the installation footprint (binaries, units, configs kubespray or kubeadm installed; containerd's k8s.io images): for a node that leaves for good (the decommission's default)", false)
+  .option('--keep-installed', 'decommission: keep the binaries, units and images, for a node that will rejoin', false)
   .option('--keep-backup-on-node', "keep the node's copy of the backup after the operator's copy is verified", false)
   .option('--state-dir <dir>', 'where journals and backups go (default: $DECOM_STATE_DIR, $XDG_STATE_HOME/decom, ~/.local/state/decom)')
   .addOption(new Option('--output <format>', 'output format').choices(['text', 'json'] as const).default('text' as const))
@@ -57,10 +58,18 @@ program
   .addOption(new Option('--connection <how>', 'ssh to each host, or run on this machine (only on the node itself)').choices(['ssh', 'local'] as const).default('ssh' as const))
   .option('--known-hosts <file>', "known_hosts file to check host keys against (instead of the inventory's or ~/.ssh/known_hosts)")
   .option('--accept-new-host-keys', 'record the key of a host seen for the first time (a changed key is always refused)', false)
-  .option('--kubeconfig <file>', 'after the reset, say whether the Node object is still registered')
+  .option('--kubeconfig <file>', "the cluster's API (default: $KUBECONFIG, ~/.kube/config, the pod's service account); with --playbook reset: say whether the Node is still registered")
+  .option('--context <name>', 'the kubeconfig context to use')
+  .option('--drain-timeout <duration>', 'how long evictions are retried and pods and volumes waited for: 300, 90s, 5m', '300s')
+  .option('--force', "drain: evict pods no controller manages, and pods of a deleted DaemonSet (kubectl drain's --force)", false)
+  .option('--delete-emptydir-data', 'drain: evict pods with emptyDir volumes (their data is lost)', false)
+  .option('--disable-eviction', 'drain: delete pods instead of evicting them: PodDisruptionBudgets are not asked', false)
+  .option('--node-is-down', "the host is confirmed off: taint its Node out-of-service instead of draining, remove its etcd member and Node; its node side is not touched", false)
+  .option('--allow-quorum-loss', "remove an etcd member even when the cluster loses quorum, or its last member", false)
+  .option('--allow-last-control-plane', "remove the cluster's last control-plane node", false)
   .addHelpText(
     'after',
-    '\nExit codes: 0 every host clean, 1 a host not clean or a step failed, 2 bad input, 3 a host unreachable or lost mid-run, 4 refused by an interlock (nothing changed).',
+    '\nExit codes: 0 every host clean (and decommissioned), 1 a host not clean or a step failed, 2 bad input, 3 a host unreachable or lost mid-run, 4 refused by an interlock (nothing changed).',
   )
   .action(async (inventory, targets, o) => {
     const { runCommand } = await import('./run/cli.js');

@@ -34,8 +34,15 @@ function refused(r: { code: number; stdout: string; stderr: string }, message: R
 }
 
 describe('decom run: bad input', () => {
-  it('says that the decommission is not built yet when no playbook is given', () => {
-    refused(run('node1', '--yes'), /without --playbook runs the decommission.*pass --playbook reset/);
+  it('the decommission (the default) needs a kubeconfig, a known --context, and a duration for --drain-timeout', () => {
+    const none = { env: { KUBECONFIG: '', HOME: dir } };
+    const cli = (...args: string[]) => decom(['run', inventory, ...args, '--state-dir', join(dir, 'state')], none);
+    refused(cli('node1', '--yes'), /decommission\.yaml works on the cluster through its API, and no kubeconfig was found.*--playbook reset/);
+    const kc = book('kubeconfig', 'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://198.18.0.254:6443"}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: here, context: {cluster: c, user: u}}]\ncurrent-context: here\n');
+    refused(cli('node1', '--yes', '--kubeconfig', kc, '--context', 'there'), /--context there: no such context in .*kubeconfig \(it has here\)/);
+    refused(cli('node1', '--yes', '--kubeconfig', kc, '--drain-timeout', '5 minutes'), /--drain-timeout "5 minutes": expected a duration such as 300, 90s or 5m/);
+    refused(cli('node1', '--yes', '--kubeconfig', kc, '--keep-installed', '--purge'), /--keep-installed and --purge contradict/);
+    refused(cli('node1', '--yes', '--kubeconfig', kc, '--playbook', 'reset', '--force', '--keep-installed'), /--force, --keep-installed: only for playbooks with cluster steps/);
   });
 
   it('refuses a group or "all" without --allow-many', () => {

@@ -110,9 +110,9 @@ describe('steps plan from the state alone', () => {
 
 describe('the etcd interlock', () => {
   const members = [
-    { id: 'a', name: 'node1', isLearner: false },
-    { id: 'b', name: 'node2', isLearner: false },
-    { id: 'c', name: 'node3', isLearner: false },
+    { id: 'a', name: 'node1', isLearner: false, peerURLs: [], clientURLs: [] },
+    { id: 'b', name: 'node2', isLearner: false, peerURLs: [], clientURLs: [] },
+    { id: 'c', name: 'node3', isLearner: false, peerURLs: [], clientURLs: [] },
   ];
   const health = (n: number) => members.map((m, i) => ({ endpoint: m.name, healthy: i < n }));
   const s = (etcd: NodeState['etcd']) => state({ ...(etcd ? { etcd } : {}) });

@@ -11,7 +11,10 @@
  *     wait until every evicted pod is gone; then, bounded, until the Node's volumes are
  *     detached (its VolumeAttachments and status.volumesAttached).
  */
-import type { AppsV1Api, CoreV1Api, StorageV1Api, V1Pod } from '@kubernetes/client-node';
+import type { V1LabelSelector, V1Pod, V1PodDisruptionBudget } from '@kubernetes/client-node';
+import type { Kube } from './context.js';
+
+export type { Kube };
 
 export interface DrainOptions {
   /** Bare pods (no controller) may go: kubectl's --force, nothing more. */
@@ -24,8 +27,6 @@ export interface DrainOptions {
   deadline: number;
   /** How long between 429 retries: 5 s, as kubectl. */
   retryMs?: number;
-  /** Plan and preflight only: nothing is changed (--check). */
-  dryRun?: boolean;
 }
 
 export interface DrainPlan {
@@ -34,13 +35,10 @@ export interface DrainPlan {
   skipped: { pod: string; why: string }[];
   /** What keeps the drain from starting, in kubectl's words (one line per reason, naming the pods). */
   refusals: string[];
+  /** What --force lets go that kubectl warns about (bare pods, pods of a deleted DaemonSet). */
+  warnings: string[];
 }
 
-export interface Kube {
-  core: CoreV1Api;
-  apps: AppsV1Api;
-  storage: StorageV1Api;
-}
 
 /** The drain cannot start or cannot finish; nothing on the node has been touched. */
 export class DrainError extends Error {
@@ -58,24 +56,26 @@ const finished = (p: V1Pod) => p.status?.phase === 'Succeeded' || p.status?.phas
 const controllerOf = (p: V1Pod) => p.metadata?.ownerReferences?.find((o) => o.controller);
 
 /**
- * kubectl's filters, in its order: pods already being deleted for long are skipped;
- * DaemonSet pods skipped (their DaemonSet must exist unless --force); mirror pods
- * skipped; emptyDir and bare pods refused unless allowed. `daemonSets` holds
+ * kubectl's filters (pkg/drain/filters.go), in its order and words, as
+ * `kubectl drain --ignore-daemonsets` runs them: DaemonSet pods are skipped (a
+ * finished one goes; one whose DaemonSet is gone goes only with --force, else
+ * refuses); mirror pods skipped; emptyDir pods refused unless allowed, bare pods
+ * unless --force (finished pods go either way). `daemonSets` holds the
  * "namespace/name" of the DaemonSets that exist.
  */
 export function planDrain(pods: V1Pod[], daemonSets: Set<string>, o: Pick<DrainOptions, 'force' | 'deleteEmptyDirData'>): DrainPlan {
-  const plan: DrainPlan = { evict: [], skipped: [], refusals: [] };
+  const plan: DrainPlan = { evict: [], skipped: [], refusals: [], warnings: [] };
   const refused = new Map<string, string[]>();
   const refuse = (why: string, p: V1Pod) => refused.set(why, [...(refused.get(why) ?? []), ref(p)]);
   for (const p of pods) {
     const owner = controllerOf(p);
-    if (owner?.kind === 'DaemonSet') {
-      if (!daemonSets.has(`${p.metadata?.namespace}/${owner.name}`) && !o.force) {
-        refuse(`cannot delete Pods referencing DaemonSet ${owner.name} that no longer exists (use --force to override)`, p);
-      } else plan.skipped.push({ pod: ref(p), why: 'DaemonSet-managed' });
+    if (owner?.kind === 'DaemonSet' && !finished(p)) {
+      if (daemonSets.has(`${p.metadata?.namespace}/${owner.name}`)) plan.skipped.push({ pod: ref(p), why: 'DaemonSet-managed' });
+      else if (o.force) (plan.evict.push(p), plan.warnings.push(`${ref(p)}: daemonsets.apps "${owner.name}" not found`));
+      else refuse(`cannot delete daemonsets.apps "${owner.name}" not found`, p);
       continue;
     }
-    if (p.metadata?.annotations?.['kubernetes.io/config.mirror']) {
+    if (p.metadata?.annotations && 'kubernetes.io/config.mirror' in p.metadata.annotations) {
       plan.skipped.push({ pod: ref(p), why: 'mirror pod' });
       continue;
     }
@@ -83,9 +83,12 @@ export function planDrain(pods: V1Pod[], daemonSets: Set<string>, o: Pick<DrainO
       refuse('cannot delete Pods with local storage (use --delete-emptydir-data to override)', p);
       continue;
     }
-    if (!finished(p) && !owner && !o.force) {
-      refuse('cannot delete Pods that declare no controller (use --force to override)', p);
-      continue;
+    if (!finished(p) && !owner) {
+      if (!o.force) {
+        refuse('cannot delete Pods that declare no controller (use --force to override)', p);
+        continue;
+      }
+      plan.warnings.push(`deleting Pods that declare no controller: ${ref(p)}`);
     }
     plan.evict.push(p);
   }
@@ -95,6 +98,17 @@ export function planDrain(pods: V1Pod[], daemonSets: Set<string>, o: Pick<DrainO
 
 type ApiErr = { code?: number; body?: unknown };
 const codeOf = (e: unknown) => (e as ApiErr)?.code;
+/** An API error in one line: its Status message when it has one. */
+export const errorLine = (e: unknown): string => {
+  const body = (e as ApiErr)?.body;
+  try {
+    const status = typeof body === 'string' ? JSON.parse(body) : body;
+    if (status?.message) return `${status.message} (HTTP ${codeOf(e)})`;
+  } catch {
+    /* not a Status */
+  }
+  return String((e as Error)?.message ?? e).split('\n')[0] ?? '';
+};
 
 /** What a 429 says: the budget's cause ("The disruption budget web needs 2 healthy pods and has 1 currently"). */
 function budgetOf(e: unknown): string {
@@ -141,24 +155,85 @@ export async function planFor(k: Kube, node: string, o: Pick<DrainOptions, 'forc
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const eviction = (p: V1Pod) => ({ apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: p.metadata?.name, namespace: p.metadata?.namespace } });
 
+/** Does a label selector (matchLabels and matchExpressions) select these labels? An empty selector selects everything. */
+export function selects(sel: V1LabelSelector | undefined, labels: Record<string, string> = {}): boolean {
+  if (!sel) return false; // a PDB without a selector selects no pod (policy/v1)
+  for (const [k, v] of Object.entries(sel.matchLabels ?? {})) if (labels[k] !== v) return false;
+  for (const e of sel.matchExpressions ?? []) {
+    const has = e.key in labels;
+    const inValues = has && (e.values ?? []).includes(labels[e.key] as string);
+    const ok = e.operator === 'In' ? inValues : e.operator === 'NotIn' ? !inValues : e.operator === 'Exists' ? has : e.operator === 'DoesNotExist' ? !has : false;
+    if (!ok) return false;
+  }
+  return true;
+}
+
+/** A budget no waiting can satisfy: it allows no disruption whatever the number of pods (maxUnavailable 0, minAvailable 100%). */
+const neverAllows = (b: V1PodDisruptionBudget) => {
+  const max = b.spec?.maxUnavailable;
+  const min = b.spec?.minAvailable;
+  return max === 0 || max === '0%' || min === '100%';
+};
+
+export interface Blocked {
+  pod: string;
+  /** The budget's own words: "The disruption budget ledger needs 1 healthy pods and has 1 currently". */
+  message: string;
+  /** The budget, when the pod's namespace has one that selects it. */
+  pdb?: string;
+  /** No wait can help: the budget allows no disruption at any scale. */
+  never: boolean;
+}
+
 /**
- * The preflight: a server-side dry-run eviction of every pod to go. Returns what a
- * budget blocks now ("default/ledger-x: The disruption budget ledger needs 1 healthy
- * pods and has 1 currently"); nothing is changed.
+ * The preflight: a server-side dry-run eviction of every pod to go; nothing is
+ * changed. Returns the pods a budget blocks now, each with the budget and whether
+ * waiting can help (a spent budget frees up as pods become healthy elsewhere, or
+ * someone scales up; maxUnavailable 0 never does).
  */
-export async function preflight(k: Kube, plan: DrainPlan): Promise<string[]> {
-  const blocked: string[] = [];
+export async function preflight(k: Kube, plan: DrainPlan): Promise<Blocked[]> {
+  const blocked: Blocked[] = [];
+  const budgets = new Map<string, Promise<V1PodDisruptionBudget[]>>();
+  const budgetsIn = (ns: string) => {
+    if (!budgets.has(ns)) budgets.set(ns, k.policy.listNamespacedPodDisruptionBudget({ namespace: ns }).then((l) => l.items));
+    return budgets.get(ns) as Promise<V1PodDisruptionBudget[]>;
+  };
   await Promise.all(
     plan.evict.map(async (p) => {
       try {
         await k.core.createNamespacedPodEviction({ name: p.metadata?.name as string, namespace: p.metadata?.namespace as string, body: eviction(p), dryRun: 'All' });
       } catch (e) {
-        if (codeOf(e) === 429) blocked.push(`${ref(p)}: ${budgetOf(e)}`);
-        else if (codeOf(e) !== 404) throw e;
+        if (codeOf(e) === 404) return;
+        if (codeOf(e) !== 429) throw new Error(`${ref(p)}: the dry-run eviction failed: ${errorLine(e)}`);
+        const mine = (await budgetsIn(p.metadata?.namespace as string)).filter((b) => selects(b.spec?.selector, p.metadata?.labels));
+        const message = budgetOf(e);
+        const named = mine.find((b) => message.includes(` ${b.metadata?.name} `)) ?? mine[0];
+        blocked.push({ pod: ref(p), message, ...(named ? { pdb: `${named.metadata?.namespace}/${named.metadata?.name}` } : {}), never: mine.some(neverAllows) });
       }
     }),
   );
-  return blocked.sort();
+  return blocked.sort((a, b) => a.pod.localeCompare(b.pod));
+}
+
+export interface DrainCheck {
+  plan: DrainPlan;
+  /** Why the drain must not start (nothing has changed): kubectl's refusals, or a budget that never allows. */
+  refusal?: string;
+  /** Budgets spent now that may free up within the drain timeout. */
+  spent: Blocked[];
+}
+
+/** Plan and preflight: what a drain of `node` would do, and whether it may start. Changes nothing. */
+export async function checkDrain(k: Kube, node: string, o: Pick<DrainOptions, 'force' | 'deleteEmptyDirData' | 'disableEviction'>): Promise<DrainCheck> {
+  const plan = await planFor(k, node, o);
+  if (plan.refusals.length) return { plan, refusal: `cannot drain node "${node}": ${plan.refusals.join('; ')}`, spent: [] };
+  const blocked = o.disableEviction ? [] : await preflight(k, plan);
+  const never = blocked.filter((b) => b.never);
+  if (never.length) {
+    const list = never.map((b) => `${b.pod} (PodDisruptionBudget ${b.pdb}: ${b.message})`).join('; ');
+    return { plan, refusal: `cannot drain node "${node}": a PodDisruptionBudget allows no disruption, at any scale: ${list}`, spent: [] };
+  }
+  return { plan, spent: blocked };
 }
 
 export interface DrainResult {
@@ -167,55 +242,62 @@ export interface DrainResult {
   evicted: string[];
 }
 
-/** Drains `node`: plan, preflight, cordon, evict, wait. Throws DrainError when it cannot. */
+/**
+ * Drains `node`: cordon, list again (a pod bound before the cordon took effect goes
+ * too), evict in parallel, wait until gone. The first failure stops every other
+ * eviction's retries; the error names each pod that did not go. Call checkDrain first.
+ */
 export async function drainNode(k: Kube, node: string, o: DrainOptions, log: (line: string) => void = () => {}): Promise<DrainResult> {
-  const plan = await planFor(k, node, o);
-  if (plan.refusals.length) throw new DrainError(`cannot drain node "${node}": ${plan.refusals.join('; ')}`, true);
-  if (!o.disableEviction) {
-    const blocked = await preflight(k, plan);
-    if (blocked.length) throw new DrainError(`cannot drain node "${node}": a PodDisruptionBudget allows no disruption now: ${blocked.join('; ')}`, true);
-  }
-  if (o.dryRun) return { plan, cordoned: false, evicted: plan.evict.map(ref) };
   const current = await k.core.readNode({ name: node });
+  let cordoned = false;
   if (!current.spec?.unschedulable) {
     const { setHeaderOptions, PatchStrategy } = await import('@kubernetes/client-node');
     await k.core.patchNode({ name: node, body: { spec: { unschedulable: true } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    cordoned = true;
     log(`node/${node} cordoned`);
   }
+  const plan = await planFor(k, node, o);
+  if (plan.refusals.length) throw new DrainError(`node "${node}" is cordoned but not drained: ${plan.refusals.join('; ')}`, false);
+  for (const w of plan.warnings) log(`Warning: ${w}`);
   const retry = o.retryMs ?? 5000;
-  await Promise.all(
+  let stop = false;
+  const settled = await Promise.allSettled(
     plan.evict.map(async (p) => {
       const name = p.metadata?.name as string;
       const namespace = p.metadata?.namespace as string;
       for (;;) {
+        if (stop) return;
         try {
           if (o.disableEviction) await k.core.deleteNamespacedPod({ name, namespace });
           else await k.core.createNamespacedPodEviction({ name, namespace, body: eviction(p) });
-          log(`pod/${name} evicted`);
+          log(`${o.disableEviction ? 'deleted' : 'evicted'} pod ${ref(p)}`);
           break;
         } catch (e) {
           if (codeOf(e) === 404) break;
-          if (codeOf(e) !== 429) throw e;
-          if (Date.now() + retry > o.deadline) throw new DrainError(`node "${node}" is cordoned but not drained: ${ref(p)} could not be evicted before the drain timeout: ${budgetOf(e)}`, false);
+          if (codeOf(e) !== 429) throw new Error(`${ref(p)}: ${o.disableEviction ? 'the delete' : 'the eviction'} failed: ${errorLine(e)}`);
+          if (Date.now() + retry > o.deadline) throw new Error(`${ref(p)} could not be evicted before the drain timeout: ${budgetOf(e)}`);
           log(`${ref(p)}: ${budgetOf(e)} (will retry after ${retry / 1000}s)`);
           await sleep(retry);
         }
       }
       // Gone once NotFound, or replaced by a pod of the same name with another uid.
       for (;;) {
+        if (stop) return;
         try {
           const now = await k.core.readNamespacedPod({ name, namespace });
           if (now.metadata?.uid !== p.metadata?.uid) return;
         } catch (e) {
           if (codeOf(e) === 404) return;
-          throw e;
+          throw new Error(`${ref(p)}: could not see whether it is gone: ${errorLine(e)}`);
         }
-        if (Date.now() > o.deadline) throw new DrainError(`node "${node}" is cordoned but not drained: ${ref(p)} was evicted but is still there at the drain timeout`, false);
+        if (Date.now() > o.deadline) throw new Error(`${ref(p)} was evicted but is still there at the drain timeout`);
         await sleep(1000);
       }
-    }),
+    }).map((x) => x.catch((e: unknown) => ((stop = true), Promise.reject(e)))),
   );
-  return { plan, cordoned: true, evicted: plan.evict.map(ref) };
+  const failed = settled.flatMap((r) => (r.status === 'rejected' ? [(r.reason as Error).message] : []));
+  if (failed.length) throw new DrainError(`node "${node}" is cordoned but not drained: ${failed.join('; ')}`, false);
+  return { plan, cordoned, evicted: plan.evict.map(ref) };
 }
 
 /** Waits, until the deadline, for the Node's VolumeAttachments and status.volumesAttached to go; returns what is left. */

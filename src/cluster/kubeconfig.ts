@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { inputError } from '../util/errors.js';
+import type { Kube } from './context.js';
 
 /**
  * The kubeconfig the user gave, found as kubectl finds it: --kubeconfig, then
@@ -19,7 +20,55 @@ export function kubeconfigPath(flag?: string): string | undefined {
   return existsSync(home) ? home : undefined;
 }
 
-/** Loads the Kubernetes client lazily (~0.4 s): only commands that talk to the API pay for it. */
+/** The files $KUBECONFIG lists (kubectl's rule: missing ones are ignored). */
+const envFiles = () => (process.env.KUBECONFIG ?? '').split(':').filter((p) => p && existsSync(p));
+
+/** Where the run's API access comes from, for messages: "FILE", "FILE+FILE", or "in-cluster". */
+export type KubeSource = string;
+
+/**
+ * A KubeConfig loaded as kubectl loads one: --kubeconfig, else every file of
+ * $KUBECONFIG merged (the first to set a name or the current context wins), else
+ * ~/.kube/config, else the pod's service account when decom runs in a pod. With
+ * --context, that context. Loads the client library (~0.4 s): only commands that
+ * talk to the API pay for it. Undefined when there is nothing to load.
+ */
+export async function loadKubeConfig(flag?: string, context?: string) {
+  const k8s = await import('@kubernetes/client-node');
+  const kc = new k8s.KubeConfig();
+  const files = flag ? [kubeconfigPath(flag) as string] : envFiles().length ? envFiles() : [kubeconfigPath()].filter((f): f is string => !!f);
+  let source: KubeSource;
+  if (files.length) {
+    for (const file of files) {
+      const one = new k8s.KubeConfig();
+      try {
+        one.loadFromFile(file);
+      } catch (e) {
+        throw inputError(`kubeconfig ${file}: ${(e as Error).message.split('\n')[0]}`);
+      }
+      if (!kc.currentContext && one.currentContext) kc.currentContext = one.currentContext;
+      for (const c of one.clusters) if (!kc.getCluster(c.name)) kc.addCluster(c);
+      for (const u of one.users) if (!kc.getUser(u.name)) kc.addUser(u);
+      for (const c of one.contexts) if (!kc.getContextObject(c.name)) kc.addContext(c);
+    }
+    source = files.join('+');
+  } else if (process.env.KUBERNETES_SERVICE_HOST && existsSync('/var/run/secrets/kubernetes.io/serviceaccount/token')) {
+    kc.loadFromCluster();
+    source = 'in-cluster';
+  } else return undefined;
+  if (context) {
+    if (!kc.getContextObject(context)) {
+      throw inputError(`--context ${context}: no such context in ${source} (it has ${kc.contexts.map((c) => c.name).join(', ') || 'none'})`);
+    }
+    kc.setCurrentContext(context);
+  }
+  if (!kc.getCurrentContext() || !kc.getCurrentCluster()) {
+    throw inputError(`${source}: no current context names a cluster; pass --context (contexts: ${kc.contexts.map((c) => c.name).join(', ') || 'none'})`);
+  }
+  return { kc, k8s, source, server: kc.getCurrentCluster()?.server ?? '(no server)' };
+}
+
+/** The core client alone, from one kubeconfig file (the Node check of `verify` and the reset). */
 export async function coreApi(path: string) {
   const k8s = await import('@kubernetes/client-node');
   const kc = new k8s.KubeConfig();
@@ -27,12 +76,20 @@ export async function coreApi(path: string) {
   return { api: kc.makeApiClient(k8s.CoreV1Api), server: kc.getCurrentCluster()?.server ?? '(no server)' };
 }
 
-/** The typed clients the cluster side uses (core, apps, storage), from one kubeconfig; loaded lazily. */
-export async function kubeClients(path: string) {
-  const k8s = await import('@kubernetes/client-node');
-  const kc = new k8s.KubeConfig();
-  kc.loadFromFile(path);
-  return { core: kc.makeApiClient(k8s.CoreV1Api), apps: kc.makeApiClient(k8s.AppsV1Api), storage: kc.makeApiClient(k8s.StorageV1Api), server: kc.getCurrentCluster()?.server ?? '(no server)' };
+/** Every typed client the cluster side uses, from the kubeconfig kubectl would use. */
+export async function kubeClients(flag?: string, context?: string): Promise<Kube | undefined> {
+  const loaded = await loadKubeConfig(flag, context);
+  if (!loaded) return undefined;
+  const { kc, k8s, server } = loaded;
+  return {
+    core: kc.makeApiClient(k8s.CoreV1Api),
+    apps: kc.makeApiClient(k8s.AppsV1Api),
+    storage: kc.makeApiClient(k8s.StorageV1Api),
+    policy: kc.makeApiClient(k8s.PolicyV1Api),
+    certificates: kc.makeApiClient(k8s.CertificatesV1Api),
+    coordination: kc.makeApiClient(k8s.CoordinationV1Api),
+    server,
+  };
 }
 
 /**

@@ -12,6 +12,7 @@ import { acquireScript, releaseScript } from './lock.js';
 import type { Journal } from './journal.js';
 import { roundTrip } from './round-trip.js';
 import type { ActionResult, Step, StepContext, StepResult } from './step.js';
+import type { ClusterContext } from '../cluster/context.js';
 import { shQuote as q } from '../util/run.js';
 
 /** One step as a host runs it: the step, its parameters, and why it is skipped here (a `when:` that is false). */
@@ -41,12 +42,16 @@ export interface HostResult {
   backup?: string;
   /** Why the host was not worked on at all (a roll stopped by --max-fail-percent). */
   notRun?: string;
+  /** --node-is-down: only the cluster side was worked on; `done` when every cluster step succeeded. */
+  down?: 'done' | 'failed';
 }
 
 export type EngineEvent =
   | { type: 'host-start'; host: string }
   | { type: 'step-start'; host: string; step: string }
   | { type: 'step-end'; host: string; step: string; result: StepResult }
+  /** A line of a long cluster step's progress ("evicted pod default/web-x"). */
+  | { type: 'step-log'; host: string; step: string; line: string }
   | { type: 'host-end'; host: string; result: HostResult };
 
 export interface RunOptions {
@@ -69,6 +74,8 @@ export interface RunOptions {
   purge?: boolean;
   /** What the operator's kubeconfig says the cluster is: recognises its credentials once the node's PKI is gone. */
   operator?: NodeState['operator'];
+  /** The cluster side of a host (its Node, the API, its etcd peers), for playbooks with cluster steps. */
+  cluster?(host: Host, log: (line: string) => void): ClusterContext;
 }
 
 const NODE_BACKUPS = '/var/backups/decom';
@@ -102,7 +109,7 @@ interface Opened {
 }
 
 /** The first round trip: the node's lock and a full probe; then the interlocks, before anything changes. */
-async function openHost(t: Transport, host: Host, o: RunOptions, planned: PlannedStep[], ctxOf: (p: PlannedStep) => StepContext): Promise<Opened> {
+async function openHost(t: Transport, host: Host, o: RunOptions, planned: PlannedStep[], ctxOf: (p: PlannedStep) => StepContext, cluster: ClusterContext | undefined): Promise<Opened> {
   const first = await roundTrip(t, { actions: [], views: fullViews(o), sudo: host.become, timeoutSec: 60, preamble: acquireScript(o.runId, o.check) });
   if (o.operator) first.state.operator = o.operator;
   const lock = (first.sections.get('lock') ?? '').trim();
@@ -117,7 +124,43 @@ async function openHost(t: Transport, host: Host, o: RunOptions, planned: Planne
     if (opened.refused) break;
     if (!p.skip) opened.refused = p.step.refuse?.(first.state, ctxOf(p));
   }
+  for (const p of planned) {
+    if (opened.refused || !cluster) break;
+    if (!p.skip && p.step.cluster?.refuse) opened.refused = await clusterCall(cluster, p, () => p.step.cluster!.refuse!(cluster, first.state));
+  }
   return opened;
+}
+
+/** A cluster step's call: an API or etcd error is the step's (named), not a bug of decom's. */
+async function clusterCall<T>(c: ClusterContext, p: PlannedStep, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (e) {
+    if (e instanceof TransportError) throw e;
+    throw new ClusterError(`${p.label}: ${(e as Error).message.split('\n')[0]} (API ${c.kube.server})`);
+  }
+}
+
+/** The cluster side (the API, an etcd peer) failed: the host stops there, as when a step fails. */
+class ClusterError extends Error {}
+
+/** A cluster-side step: its work through the API or an etcd peer, judged by what it says it did. */
+async function clusterStep(c: ClusterContext, p: PlannedStep, state: NodeState | undefined, journal: (e: Record<string, unknown>) => void, warnings: string[]): Promise<StepResult> {
+  const started = Date.now();
+  journal({ event: 'step-start', step: p.label });
+  let out;
+  try {
+    out = await clusterCall(c, p, () => p.step.cluster!.run(c, state));
+  } catch (e) {
+    if (!(e instanceof ClusterError)) throw e;
+    out = { actions: [], failed: e.message.slice(p.label.length + 2) };
+  }
+  const actions: ActionResult[] = out.actions.map((a) => ({ ...a, ...(c.check ? {} : { code: out.failed && a === out.actions[out.actions.length - 1] ? 1 : 0 }) }));
+  for (const a of actions) journal({ event: 'action', step: p.label, action: a.what, command: a.script, code: a.code });
+  const r: StepResult = { name: p.label, status: out.failed ? 'failed' : actions.length ? 'changed' : 'ok', actions, left: [], ms: Date.now() - started };
+  if (out.failed) r.reason = out.failed;
+  warnings.push(...(out.warnings ?? []));
+  return r;
 }
 
 /** --check: the step planned on the state the steps before it will leave, and the state it will leave. */
@@ -204,13 +247,19 @@ async function runHost(host: Host, o: RunOptions): Promise<HostResult> {
   const planned = o.steps(host);
   const ctxOf = (p: PlannedStep): StepContext => ({
     runId: o.runId, backupDir, host: host.name, vars: host.vars, params: p.params, operatorBackupDir: o.operatorBackupDir(host.name),
+    before: new Set(planned.slice(0, planned.indexOf(p)).filter((x) => !x.skip).map((x) => x.step.name)),
   });
+  let current: string | undefined;
+  const cluster = planned.some((p) => p.step.cluster) ? o.cluster?.(host, (line) => {
+    journal({ event: 'log', step: current, line });
+    if (current) o.emit({ type: 'step-log', host: host.name, step: current, line });
+  }) : undefined;
+  if (cluster?.options.nodeIsDown) return runDownHost(host, o, planned, cluster, result, journal, (s) => (current = s));
   let t: Transport | undefined;
   let locked = false;
-  let current: string | undefined;
   try {
     t = await o.connect(host);
-    const opened = await openHost(t, host, o, planned, ctxOf);
+    const opened = await openHost(t, host, o, planned, ctxOf, cluster);
     result.reachable = true; // connected, logged in, root (sudo), and probed
     locked = opened.locked;
     if (opened.finishes) {
@@ -237,7 +286,9 @@ async function runHost(host: Host, o: RunOptions): Promise<HostResult> {
       }
       o.emit({ type: 'step-start', host: host.name, step: p.label });
       current = p.label;
-      const done = o.check ? predictStep(state, p, ctxOf(p)) : await applyStep(t, state, p, ctxOf(p), sudo, fullViews(o), journal);
+      const done = p.step.cluster && cluster
+        ? { r: await clusterStep(cluster, p, state, journal, result.warnings), state }
+        : o.check ? predictStep(state, p, ctxOf(p)) : await applyStep(t, state, p, ctxOf(p), sudo, fullViews(o), journal);
       state = done.state;
       fresh = p.step.reprobe === true;
       const r = done.r;
@@ -262,6 +313,13 @@ async function runHost(host: Host, o: RunOptions): Promise<HostResult> {
     return result;
   } catch (e) {
     // One host's trouble is that host's: the others carry on, and the run says what happened here.
+    if (e instanceof ClusterError) {
+      // The node was reached; the API or the etcd peer failed (an interlock's question, or a step's).
+      result.reachable = true;
+      result.error = `${host.name}: ${e.message}`;
+      journal({ event: 'error', error: result.error, step: current });
+      return result;
+    }
     const bug = !(e instanceof TransportError);
     result.error = bug ? `${host.name}: decom failed${current ? ` in step ${current}` : ''} (a bug; the journal has the stack): ${(e as Error).message}` : e.message;
     result.lost = !bug && e.step === 'dropped' && result.reachable;
@@ -271,6 +329,49 @@ async function runHost(host: Host, o: RunOptions): Promise<HostResult> {
     if (locked && t && !result.lost) await t.exec(releaseScript(o.runId), { sudo, timeoutSec: 30 }).catch(() => {});
     await t?.close().catch(() => {});
     journal({ event: 'host-end', reachable: result.reachable, clean: result.clean, refused: result.refused, error: result.error });
+    o.emit({ type: 'host-end', host: host.name, result });
+  }
+}
+
+/**
+ * --node-is-down: the host is off, so there is no connection, no lock and no probe.
+ * Only the cluster steps run (their interlocks first); the node's own steps are
+ * skipped, and the host is not called clean: it must be reset before it rejoins.
+ */
+async function runDownHost(host: Host, o: RunOptions, planned: PlannedStep[], c: ClusterContext, result: HostResult, journal: (e: Record<string, unknown>) => void, at: (step: string) => void): Promise<HostResult> {
+  try {
+    for (const p of planned) {
+      if (result.refused) break;
+      if (!p.skip && p.step.cluster?.refuse) result.refused = await clusterCall(c, p, () => p.step.cluster!.refuse!(c, undefined));
+    }
+    if (result.refused) {
+      journal({ event: 'refused', reason: result.refused });
+      return result;
+    }
+    let stopped: string | undefined;
+    for (const p of planned) {
+      let r: StepResult;
+      if (stopped || p.skip || !p.step.cluster) {
+        r = { name: p.label, status: 'skipped', actions: [], left: [], reason: p.skip ?? (stopped ? `not run: ${stopped} failed` : 'the host is down (--node-is-down)'), ms: 0 };
+      } else {
+        at(p.label);
+        o.emit({ type: 'step-start', host: host.name, step: p.label });
+        r = await clusterStep(c, p, undefined, journal, result.warnings);
+        if (r.status === 'failed' && !o.check) stopped = p.label;
+      }
+      journal({ event: 'step', step: p.label, status: r.status, actions: r.actions.length, reason: r.reason, ms: r.ms });
+      result.steps.push(r);
+      o.emit({ type: 'step-end', host: host.name, step: p.label, result: r });
+    }
+    result.down = stopped ? 'failed' : 'done';
+    if (!stopped) result.warnings.push(`the host was down (--node-is-down): its node side was not reset; run \`decom run --playbook reset\` on it before it joins any cluster again`);
+    return result;
+  } catch (e) {
+    result.error = e instanceof ClusterError ? e.message : `${host.name}: decom failed (a bug; the journal has the stack): ${(e as Error).message}`;
+    journal({ event: 'error', error: result.error, stack: (e as Error).stack });
+    return result;
+  } finally {
+    journal({ event: 'host-end', reachable: false, clean: false, refused: result.refused, error: result.error });
     o.emit({ type: 'host-end', host: host.name, result });
   }
 }
@@ -296,7 +397,7 @@ export async function runFleet(hosts: Host[], o: RunOptions): Promise<HostResult
     const batch = hosts.slice(i, i + size);
     const done = await pool(batch, o.forks ?? batch.length, (h) => runHost(h, o));
     results.push(...done);
-    const failed = done.filter((r) => !r.clean).length;
+    const failed = done.filter((r) => !(r.clean || r.down === 'done')).length;
     if (o.maxFailPercent !== undefined && (failed * 100) / batch.length > o.maxFailPercent && i + size < hosts.length) {
       const why = `not run: ${failed} of ${batch.length} hosts in the previous batch failed (more than --max-fail-percent ${o.maxFailPercent})`;
       for (const h of hosts.slice(i + size)) {
@@ -310,11 +411,11 @@ export async function runFleet(hosts: Host[], o: RunOptions): Promise<HostResult
 }
 
 /**
- * 0 every host clean; 3 a host unreachable (or refused our login or sudo) or lost
+ * 0 every host clean (with --node-is-down: its cluster side done); 3 a host unreachable (or refused our login or sudo) or lost
  * mid-run; 4 refused by an interlock; 1 otherwise (a step failed, residue left).
  */
 export function runExitCode(results: HostResult[]): number {
   if (results.some((r) => r.lost || (!r.reachable && r.error && !r.notRun))) return 3;
   if (results.some((r) => r.refused)) return 4;
-  return results.every((r) => r.clean) ? 0 : 1;
+  return results.every((r) => r.clean || r.down === 'done') ? 0 : 1;
 }

@@ -8,6 +8,7 @@ import type { Duplex } from 'node:stream';
 import type { z } from 'zod';
 import type { NodeState, View } from '../probes/index.js';
 import type { Finding } from '../verify/rules.js';
+import type { ClusterContext } from '../cluster/context.js';
 
 export interface Action {
   /** What it does, one line, for the plan, the progress view and the journal. */
@@ -41,6 +42,8 @@ export interface StepContext {
   params: Record<string, unknown>;
   /** On the operator's machine: where this host's backup is copied to. */
   operatorBackupDir: string;
+  /** The steps that run before this one here (by name): the etcd step's interlock is the etcd-member step's job when that runs first. */
+  before: ReadonlySet<string>;
 }
 
 export interface Step {
@@ -63,8 +66,28 @@ export interface Step {
   reprobe?: boolean;
   /** Fail when an action exits non-zero even if no residue is left (a backup, a shell step). */
   mustSucceed?: boolean;
+  /**
+   * A cluster-side step (drain, etcd member, Node removal): its work goes through the
+   * Kubernetes API or an etcd member that stays, not the node's scripts. Its `plan`
+   * is empty; `run` does the work (in --check: says what it would do) and judges it.
+   */
+  cluster?: ClusterWork;
   /** Client-side work after the actions ran (the backup's copy to the operator); throwing fails the step. */
   afterApply?(exec: (script: string) => Promise<string>, ctx: StepContext): Promise<string | undefined>;
+}
+
+export interface ClusterWork {
+  /** An interlock, asked before anything changes on any side; `s` is undefined when the host is down (--node-is-down). */
+  refuse?(c: ClusterContext, s: NodeState | undefined): Promise<string | undefined>;
+  run(c: ClusterContext, s: NodeState | undefined): Promise<ClusterOutcome>;
+}
+
+export interface ClusterOutcome {
+  /** What was done (or in --check would be): one line each, with the API request or command as its `script`. */
+  actions: { what: string; script: string }[];
+  /** Why the step failed; its actions up to there were done. */
+  failed?: string;
+  warnings?: string[];
 }
 
 export type StepStatus = 'ok' | 'changed' | 'failed' | 'skipped';

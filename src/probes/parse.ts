@@ -312,8 +312,8 @@ export function parseEtcd(text: string): EtcdView | undefined {
   const big = (s: string | undefined) => (s ?? '').replace(/"(ID|member_id)":(\d+)/g, '"$1":"$2"');
   const status = json<{ Status?: { header?: { member_id?: string } } }[]>(big(kv.get('status')));
   view.memberId = hex(status?.[0]?.Status?.header?.member_id);
-  const members = json<{ members?: { ID?: string; name?: string; isLearner?: boolean }[] }>(big(kv.get('members')));
-  view.members = (members?.members ?? []).map((m) => ({ id: hex(m.ID) ?? '?', name: m.name ?? '', isLearner: m.isLearner === true }));
+  const members = json<{ members?: { ID?: string; name?: string; isLearner?: boolean; peerURLs?: string[]; clientURLs?: string[] }[] }>(big(kv.get('members')));
+  view.members = (members?.members ?? []).map((m) => ({ id: hex(m.ID) ?? '?', name: m.name ?? '', isLearner: m.isLearner === true, peerURLs: m.peerURLs ?? [], clientURLs: m.clientURLs ?? [] }));
   view.health = (json<{ endpoint?: string; health?: boolean }[]>(kv.get('health') ?? '') ?? []).map((h) => ({ endpoint: h.endpoint ?? '?', healthy: h.health === true }));
   if (!status || !members) view.error = 'etcdctl could not reach the local member';
   return view;

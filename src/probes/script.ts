@@ -239,25 +239,11 @@ s manifests
 for f in /etc/kubernetes/manifests/*; do [ -f "$f" ] && printf '%s\\0' "$f" && grep -E '^  (name|namespace):' "$f" | head -n 2 && printf '\\0'; done`)}
 ${v('etcd', `
 # Is this node's etcd a voting member of a healthy cluster? Asked only when an etcd
-# process runs. Connection settings as kubespray's /etc/etcd.env or Debian's
-# /etc/default/etcd give them (read, never sourced).
+# process runs.
 s etcd
 if running etcd && has etcdctl; then
-  for f in /etc/etcd.env /etc/default/etcd; do
-    [ -r "$f" ] && while IFS='=' read -r k val; do
-      case $k in ETCDCTL_ENDPOINTS|ETCDCTL_CACERT|ETCDCTL_CERT|ETCDCTL_KEY|ETCDCTL_CA_FILE|ETCDCTL_CERT_FILE|ETCDCTL_KEY_FILE|ETCD_ADVERTISE_CLIENT_URLS) eval "E_$k=\\$val" ;; esac
-    done < "$f"
-  done
-  EP=\${E_ETCDCTL_ENDPOINTS:-\${E_ETCD_ADVERTISE_CLIENT_URLS:-http://127.0.0.1:2379}}; EP=\${EP%%,*}
-  CA=\${E_ETCDCTL_CACERT:-$E_ETCDCTL_CA_FILE}; CE=\${E_ETCDCTL_CERT:-$E_ETCDCTL_CERT_FILE}; KE=\${E_ETCDCTL_KEY:-$E_ETCDCTL_KEY_FILE}
-  if [ -z "$CA" ] && [ -r /etc/kubernetes/pki/etcd/ca.crt ]; then
-    CA=/etc/kubernetes/pki/etcd/ca.crt CE=/etc/kubernetes/pki/etcd/healthcheck-client.crt KE=/etc/kubernetes/pki/etcd/healthcheck-client.key
-  fi
-  et() { ETCDCTL_API=3 timeout 8 etcdctl --endpoints="$EP" --command-timeout=5s \${CA:+--cacert="$CA"} \${CE:+--cert="$CE"} \${KE:+--key="$KE"} "$@"; }
-  printf 'endpoint=%s\\n' "$EP"
-  printf 'status='; et endpoint status -w json | tr -d '\\n'; printf '\\n'
-  printf 'members='; et member list -w json | tr -d '\\n'; printf '\\n'
-  printf 'health='; et endpoint health --cluster -w json | tr -d '\\n'; printf '\\n'
+${ETCDCTL_ENV}
+  etcd_view
 fi`)}
 ${v('install', `
 s installed
@@ -284,6 +270,34 @@ fi`)}
 s end
 `;
 }
+
+/**
+ * etcdctl as this node's etcd is reached: connection settings as kubespray's
+ * /etc/etcd.env or Debian's /etc/default/etcd give them (read, never sourced), else
+ * kubeadm's certificates. Defines `et` (etcdctl with them) and `etcd_view`, which
+ * prints the endpoint=, status=, members= and health= lines parseEtcd reads. Used by
+ * the probe and, on a member that stays, by the decommission's etcd step.
+ */
+export const ETCDCTL_ENV = `  for f in /etc/etcd.env /etc/default/etcd; do
+    [ -r "$f" ] && while IFS='=' read -r k val; do
+      case $k in ETCDCTL_ENDPOINTS|ETCDCTL_CACERT|ETCDCTL_CERT|ETCDCTL_KEY|ETCDCTL_CA_FILE|ETCDCTL_CERT_FILE|ETCDCTL_KEY_FILE|ETCD_ADVERTISE_CLIENT_URLS) eval "E_$k=\\$val" ;; esac
+    done < "$f"
+  done
+  EP=\${E_ETCDCTL_ENDPOINTS:-\${E_ETCD_ADVERTISE_CLIENT_URLS:-http://127.0.0.1:2379}}; EP=\${EP%%,*}
+  CA=\${E_ETCDCTL_CACERT:-$E_ETCDCTL_CA_FILE}; CE=\${E_ETCDCTL_CERT:-$E_ETCDCTL_CERT_FILE}; KE=\${E_ETCDCTL_KEY:-$E_ETCDCTL_KEY_FILE}
+  if [ -z "$CA" ] && [ -r /etc/kubernetes/pki/etcd/ca.crt ]; then
+    CA=/etc/kubernetes/pki/etcd/ca.crt CE=/etc/kubernetes/pki/etcd/healthcheck-client.crt KE=/etc/kubernetes/pki/etcd/healthcheck-client.key
+  elif [ -z "$CA" ] && [ -r /etc/ssl/etcd/ssl/ca.pem ]; then
+    # kubespray's: the node's admin certificate.
+    h=$(hostname); CA=/etc/ssl/etcd/ssl/ca.pem CE=/etc/ssl/etcd/ssl/admin-$h.pem KE=/etc/ssl/etcd/ssl/admin-$h-key.pem
+  fi
+  et() { ETCDCTL_API=3 timeout "\${ET_TIMEOUT:-8}" etcdctl --endpoints="$EP" --command-timeout=5s \${CA:+--cacert="$CA"} \${CE:+--cert="$CE"} \${KE:+--key="$KE"} "$@"; }
+  etcd_view() {
+    printf 'endpoint=%s\\n' "$EP"
+    printf 'status='; et endpoint status -w json | tr -d '\\n'; printf '\\n'
+    printf 'members='; et member list -w json | tr -d '\\n'; printf '\\n'
+    printf 'health='; et endpoint health --cluster -w json | tr -d '\\n'; printf '\\n'
+  }`;
 
 /** The whole read-only probe script for one run. `nonce` is the client's. */
 export const probeScript = (nonce: string, views: ReadonlySet<View> = ALL_VIEWS): string =>

@@ -94,7 +94,7 @@ export interface EtcdView {
   endpoint: string;
   /** This member's ID (hex), from `endpoint status`; undefined when etcdctl could not ask. */
   memberId?: string;
-  members: { id: string; name: string; isLearner: boolean }[];
+  members: { id: string; name: string; isLearner: boolean; peerURLs: string[]; clientURLs: string[] }[];
   /** Endpoints of the cluster and whether each answered healthy. */
   health: { endpoint: string; healthy: boolean }[];
   /** Why the view is incomplete (etcdctl failed). */

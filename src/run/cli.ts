@@ -1,6 +1,7 @@
 /**
- * `decom run INVENTORY TARGET... --playbook reset`: resolve the hosts (explicitly:
- * a group or `all` only with --allow-many), confirm, and hand them to the engine.
+ * `decom run INVENTORY TARGET...`: resolve the hosts (explicitly: a group or `all`
+ * only with --allow-many), load the playbook (the decommission by default), reach
+ * the cluster's API when its steps need it, confirm, and hand them to the engine.
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
@@ -8,7 +9,9 @@ import { createInterface } from 'node:readline/promises';
 import { loadInventory, resolveTargets, type Host } from '../inventory/index.js';
 import { connector } from '../transport/connector.js';
 import { inputError, UserError } from '../util/errors.js';
-import { kubeconfigPath, operatorIdentity } from '../cluster/kubeconfig.js';
+import { kubeClients, kubeconfigPath, operatorIdentity } from '../cluster/kubeconfig.js';
+import type { ClusterContext } from '../cluster/context.js';
+import type { Transport } from '../transport/types.js';
 import { Journal, stateDir } from '../engine/journal.js';
 import { runExitCode, runFleet, type PlannedStep } from '../engine/engine.js';
 import { STEPS, shellStep } from '../steps/index.js';
@@ -16,7 +19,7 @@ import { evalWhen, loadPlaybook, selectSteps } from '../playbook/index.js';
 import { liveReporter, plainReporter, renderRunJson, renderRunText, type Reporter } from './report.js';
 
 export interface RunFlags {
-  playbook?: string;
+  playbook: string;
   check: boolean;
   limit?: string;
   output: 'text' | 'json';
@@ -35,6 +38,22 @@ export interface RunFlags {
   keepBackupOnNode: boolean;
   stateDir?: string;
   purge: boolean;
+  keepInstalled: boolean;
+  context?: string;
+  drainTimeout: string;
+  force: boolean;
+  deleteEmptydirData: boolean;
+  disableEviction: boolean;
+  nodeIsDown: boolean;
+  allowQuorumLoss: boolean;
+  allowLastControlPlane: boolean;
+}
+
+/** --drain-timeout: seconds, or a number with s, m or h. */
+function duration(flag: string, v: string): number {
+  const m = /^(\d+)(s|m|h)?$/.exec(v.trim());
+  if (!m || Number(m[1]) < 1) throw inputError(`${flag} ${JSON.stringify(v)}: expected a duration such as 300, 90s or 5m`);
+  return Number(m[1]) * (m[2] === 'h' ? 3600 : m[2] === 'm' ? 60 : 1);
 }
 
 const count = (flag: string, v: string | undefined, min: number): number | undefined => {
@@ -65,19 +84,20 @@ function checkMany(targets: string[], hostsOf: (t: string) => number, isHost: (t
   }
 }
 
-async function confirm(hosts: Host[]): Promise<void> {
+async function confirm(hosts: Host[], decommission: boolean): Promise<void> {
   const names = hosts.map((h) => h.name).join(' ');
-  if (!process.stdin.isTTY) throw inputError(`refusing to reset ${names} without confirmation: no terminal to ask on; pass --yes`);
+  const verb = decommission ? 'decommission' : 'reset';
+  if (!process.stdin.isTTY) throw inputError(`refusing to ${verb} ${names} without confirmation: no terminal to ask on; pass --yes`);
   const rl = createInterface({ input: process.stdin, output: process.stderr });
-  const answer = await rl.question(`This resets ${hosts.map((h) => `${h.name} (${h.address})`).join(', ')}: Kubernetes is torn down and its files deleted (backed up first).\nType the host name${hosts.length === 1 ? '' : 's'} to go on (${names}): `);
+  const what = decommission
+    ? 'drained, its etcd member removed, Kubernetes torn down and its files deleted (backed up first), and its Node deleted from the cluster'
+    : 'Kubernetes is torn down and its files deleted (backed up first)';
+  const answer = await rl.question(`This ${verb}s ${hosts.map((h) => `${h.name} (${h.address})`).join(', ')}: ${what}.\nType the host name${hosts.length === 1 ? '' : 's'} to go on (${names}): `);
   rl.close();
   if (answer.trim().split(/\s+/).join(' ') !== names) throw new UserError('not confirmed: nothing was changed', 4);
 }
 
 export async function runCommand(inventoryFile: string, targets: string[], flags: RunFlags): Promise<number> {
-  if (!flags.playbook) {
-    throw inputError('decom run without --playbook runs the decommission (drain, etcd member removal, Node deletion), which is not built yet; for the node-side reset pass --playbook reset');
-  }
   const inventory = await loadInventory(inventoryFile);
   const hosts = resolveTargets(inventory, targets, flags.limit);
   checkMany(targets, (t) => inventory.groups.get(t)?.length ?? 0, (t) => inventory.hosts.has(t), flags.allowMany);
@@ -89,8 +109,22 @@ export async function runCommand(inventoryFile: string, targets: string[], flags
   const maxFailPercent = count('--max-fail-percent', flags.maxFailPercent, 0);
   const serial = serialSize(flags.serial, hosts.length);
   if (maxFailPercent !== undefined && maxFailPercent > 100) throw inputError('--max-fail-percent: from 0 to 100');
-  const kubeconfig = flags.kubeconfig !== undefined || process.env.KUBECONFIG ? kubeconfigPath(flags.kubeconfig) : undefined;
-  if (!flags.check && !flags.yes) await confirm(hosts);
+  // The cluster side (the decommission's steps) needs the API; the reset alone only says whether the Node is still there.
+  const clusterSide = selected.some((s) => s.kind === 'builtin' && STEPS[s.name]?.cluster);
+  if (flags.keepInstalled && flags.purge) throw inputError('--keep-installed and --purge contradict each other');
+  if (!clusterSide) {
+    const only = ['--context', '--force', '--delete-emptydir-data', '--disable-eviction', '--node-is-down', '--allow-quorum-loss', '--allow-last-control-plane', '--keep-installed'];
+    const given = only.filter((f) => flags[f.slice(2).replace(/-(\w)/g, (_, c: string) => c.toUpperCase()) as keyof RunFlags]);
+    if (given.length) throw inputError(`${given.join(', ')}: only for playbooks with cluster steps (the decommission); ${playbook.file} has none`);
+  }
+  const drainTimeoutSec = duration('--drain-timeout', flags.drainTimeout);
+  const kube = clusterSide ? await kubeClients(flags.kubeconfig, flags.context) : undefined;
+  if (clusterSide && !kube) {
+    throw inputError(`${playbook.file} works on the cluster through its API, and no kubeconfig was found (--kubeconfig, $KUBECONFIG, ~/.kube/config); for the node side alone pass --playbook reset`);
+  }
+  const kubeconfig = !clusterSide && (flags.kubeconfig !== undefined || process.env.KUBECONFIG) ? kubeconfigPath(flags.kubeconfig) : undefined;
+  const purge = flags.purge || (clusterSide && !flags.keepInstalled && !flags.nodeIsDown);
+  if (!flags.check && !flags.yes) await confirm(hosts, clusterSide);
 
   // `when:` is judged per host, now: a condition on an undefined variable is bad input, before anything runs.
   const stepsOf = new Map<string, PlannedStep[]>();
@@ -114,11 +148,34 @@ export async function runCommand(inventoryFile: string, targets: string[], flags
   const runId = `${new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${randomBytes(3).toString('hex')}`;
   const dir = stateDir(flags.stateDir);
   const journal = new Journal(dir, runId);
-  journal.write({ event: 'run-start', playbook: playbook.file, check: flags.check, purge: flags.purge, hosts: hosts.map((h) => h.name), argv: process.argv.slice(2) });
+  journal.write({ event: 'run-start', playbook: playbook.file, check: flags.check, purge, hosts: hosts.map((h) => h.name), argv: process.argv.slice(2), ...(kube ? { api: kube.server } : {}) });
   process.stderr.write(`decom: run ${runId}${flags.check ? ' (check: nothing will be changed)' : ''}, journal ${journal.file}\n`);
 
-  const { connect, close } = await connector(hosts, flags);
-  const operator = kubeconfig ? await operatorIdentity(kubeconfig) : undefined;
+  const etcdHosts = (inventory.groups.get('etcd') ?? []).map((n) => inventory.hosts.get(n)).filter((h): h is Host => h !== undefined);
+  const { connect, close } = await connector(flags.nodeIsDown ? [] : hosts, flags);
+  const operator = kubeconfig ? await operatorIdentity(kubeconfig) : flags.kubeconfig && clusterSide ? await operatorIdentity(flags.kubeconfig) : undefined;
+  // An etcd peer's one connection, shared by the hosts that ask it and closed at the end.
+  const peers = new Map<string, Promise<Transport>>();
+  const peer = (h: Host) => {
+    if (!peers.has(h.name)) peers.set(h.name, connect(h));
+    return peers.get(h.name) as Promise<Transport>;
+  };
+  const nodeName = (h: Host) => String(h.vars.decom_node_name ?? h.vars.kube_override_hostname ?? h.name);
+  const leaving = new Set(hosts.map(nodeName));
+  const options = {
+    drainTimeoutSec, force: flags.force, deleteEmptyDirData: flags.deleteEmptydirData, disableEviction: flags.disableEviction,
+    nodeIsDown: flags.nodeIsDown, allowQuorumLoss: flags.allowQuorumLoss, allowLastControlPlane: flags.allowLastControlPlane,
+  };
+  const cluster = (h: Host, log: (line: string) => void): ClusterContext => ({
+    kube: kube!, host: h, nodeName: nodeName(h), nodeNamed: h.vars.decom_node_name !== undefined || h.vars.kube_override_hostname !== undefined,
+    options, leaving, check: flags.check, runId, operatorBackupDir: join(dir, 'backups', runId, h.name), log, connect: peer,
+    // Members that stay are asked first; one this run removes later still answers until then.
+    etcdPeers: etcdHosts.filter((e) => e.name !== h.name).sort((a, b) => Number(leaving.has(nodeName(a))) - Number(leaving.has(nodeName(b)))),
+  });
+  const closeAll = async () => {
+    close();
+    await Promise.all([...peers.values()].map((p) => p.then((t) => t.close()).catch(() => {})));
+  };
 
   const live = flags.output === 'text' && process.stderr.isTTY && !process.env.CI;
   const reporter: Reporter = live ? await liveReporter(hosts.map((h) => h.name)) : plainReporter(process.stderr, flags.check);
@@ -131,15 +188,16 @@ export async function runCommand(inventoryFile: string, targets: string[], flags
     steps: (h) => stepsOf.get(h.name)!,
     operatorBackupDir: (h) => join(dir, 'backups', runId, h),
     keepBackupOnNode: flags.keepBackupOnNode,
-    purge: flags.purge,
+    purge,
+    ...(kube ? { cluster } : {}),
     ...(operator ? { operator } : {}),
     ...(forks !== undefined ? { forks } : {}),
     ...(serial !== undefined ? { serial } : {}),
     ...(maxFailPercent !== undefined ? { maxFailPercent } : {}),
-  }).finally(close);
+  }).finally(closeAll);
   await reporter.done();
   if (kubeconfig && !flags.check) {
-    const { registeredNodes } = await import('../cluster/nodes.js');
+    const { registeredNodes } = await import('../cluster/node.js');
     const nodes = await registeredNodes(kubeconfig, results.filter((r) => r.clean).map((r) => r.host));
     for (const r of results) {
       for (const f of nodes.findings.get(r.host) ?? []) r.warnings.push(`${f.detail}: the reset leaves the Node object; delete it (kubectl delete node ${r.host}) or run the decommission`);

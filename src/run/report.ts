@@ -23,6 +23,7 @@ export function plainReporter(out: NodeJS.WritableStream, check: boolean): Repor
   const ts = () => new Date().toISOString().slice(11, 19);
   return {
     event(e) {
+      if (e.type === 'step-log') out.write(`${ts()} ${printable(e.host)}  ${printable(`${e.step}: ${e.line}`)}\n`);
       if (e.type === 'step-end') {
         const planned = check && e.result.actions.length ? `: would ${e.result.actions.map((a) => a.what).join('; ')}` : '';
         out.write(`${ts()} ${printable(e.host)}  ${printable(check ? `${e.result.name} ${e.result.status === 'changed' ? 'would change' : e.result.status}${planned}` : stepLine(e.result))}\n`);
@@ -67,10 +68,11 @@ export async function liveReporter(hosts: string[]): Promise<Reporter> {
       if (!row) return;
       if (e.type === 'host-start') row.output = 'connecting…';
       if (e.type === 'step-start') row.output = `${e.step}…`;
+      if (e.type === 'step-log') row.output = `${e.step}: ${e.line}`;
       if (e.type === 'step-end') row.output = stepLine(e.result);
       if (e.type === 'host-end') {
         row.title = `${printable(e.host)}: ${printable(verdict(e.result))}`;
-        row.failed = !e.result.clean;
+        row.failed = !e.result.clean && e.result.down !== 'done';
       }
       show(row);
       if (e.type === 'host-end') row.finish();
@@ -87,8 +89,9 @@ function verdict(r: HostResult): string {
   const counts = `${n('changed')} changed, ${n('ok')} ok${n('failed') ? `, ${n('failed')} failed` : ''}${n('skipped') ? `, ${n('skipped')} skipped` : ''}`;
   if (r.refused) return `REFUSED: ${r.refused}`;
   if (r.notRun) return `NOT RUN: ${r.notRun}`;
-  if (r.error) return `${r.lost ? 'LOST' : 'NOT REACHED'}: ${r.error}`;
+  if (r.error) return `${r.lost ? 'LOST' : r.reachable ? 'FAILED' : 'NOT REACHED'}: ${r.error}`;
   if (r.clean) return `clean (${counts})`;
+  if (r.down === 'done') return `cluster side done; the host is down and was not reset (${counts})`;
   const failed = r.steps.find((s) => s.status === 'failed');
   return `NOT CLEAN${failed ? `: ${failed.name} failed${failed.reason ? ` (${failed.reason})` : ''}` : ''} (${counts})`;
 }
@@ -139,6 +142,7 @@ export function renderRunJson(results: HostResult[], o: { runId: string; journal
         ...(r.error ? { error: r.error } : {}),
         ...(r.refused ? { refused: r.refused } : {}),
         ...(r.notRun ? { notRun: r.notRun } : {}),
+        ...(r.down ? { down: r.down } : {}),
         ...(r.finishes ? { finishes: r.finishes } : {}),
         ...(r.warnings.length ? { warnings: r.warnings } : {}),
         ...(r.backup ? { backup: r.backup } : {}),

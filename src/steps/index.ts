@@ -1,11 +1,13 @@
 /**
  * The built-in steps, by the name playbooks use. The reset order (DESIGN §3 B) is
- * playbooks/reset.yaml's; each step only plans from what the probe shows, so any
+ * playbooks/reset.yaml's, the decommission's (cluster side around it)
+ * playbooks/decommission.yaml's; each step only plans from what the probe shows, so any
  * order a user writes is safe, if not always effective.
  */
 import { z } from 'zod';
 import type { Step } from '../engine/step.js';
 import { backup } from './backup.js';
+import { deleteNode, drain, etcdMember, volumes } from './cluster.js';
 import { files } from './files.js';
 import { firewall } from './firewall.js';
 import { links, mounts, netns, routes } from './kernel.js';
@@ -16,7 +18,7 @@ import { trust } from './trust.js';
 import { verify } from './verify.js';
 
 export const STEPS: Record<string, Step> = Object.fromEntries(
-  [backup, staticPods, kubelet, containers, processes, etcd, ports, mounts, links, routes, netns, firewall, trust, files, installed, images, verify].map((s) => [s.name, s]),
+  [drain, volumes, etcdMember, backup, staticPods, kubelet, containers, processes, etcd, ports, mounts, links, routes, netns, firewall, trust, files, installed, images, verify, deleteNode].map((s) => [s.name, s]),
 );
 
 /** A playbook's `shell:` step: runs when its `check:` says there is work (always, without one); owns no residue. */

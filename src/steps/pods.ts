@@ -54,8 +54,9 @@ export const staticPods: Step = {
     const next = removePaths(s, s.paths.filter((p) => p.kind === 'static-pod-manifest').map((p) => p.path));
     return { ...(s.kubeletHealthy ? removeContainers(next, (c) => gone.has(c.id)) : next), staticPods: [] };
   },
-  // The kubelet stops a kubeadm etcd with its manifest: the etcd interlock guards this step too.
-  refuse: (s) => etcdInterlock(s),
+  // The kubelet stops a kubeadm etcd with its manifest: the etcd interlock guards this step too
+  // (unless the decommission removed the member through one that stays, first).
+  refuse: (s, ctx) => (ctx.before.has('etcd-member') ? undefined : etcdInterlock(s)),
   timeoutSec: (ctx) => Number(ctx.params.timeoutSec) + 30,
 };
 

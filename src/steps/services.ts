@@ -83,7 +83,7 @@ export const etcd: Step = {
   params: z.object({ graceSec: z.number().int().nonnegative().default(10) }),
   owns: (f) => f.kind === 'etcd-process' || f.kind === 'etcd-data',
   views: ['processes', 'units', 'sockets', 'files', 'etcd'],
-  refuse: (s) => etcdInterlock(s),
+  refuse: (s, ctx) => (ctx.before.has('etcd-member') ? undefined : etcdInterlock(s)),
   plan(s, ctx) {
     const actions: Action[] = [];
     const procs = etcdProcs(s);

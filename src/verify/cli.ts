@@ -20,7 +20,7 @@ export async function verifyCommand(inventoryFile: string, targets: string[], fl
   const kubeconfig = kubeconfigPath(flags.kubeconfig);
   const { connect, close } = await connector(hosts, flags);
   const cluster = kubeconfig
-    ? async (hs: Host[]) => (await import('../cluster/nodes.js')).registeredNodes(kubeconfig, hs.map((h) => h.name))
+    ? async (hs: Host[]) => (await import('../cluster/node.js')).registeredNodes(kubeconfig, hs.map((h) => h.name))
     : undefined;
   const operator = kubeconfig ? await operatorIdentity(kubeconfig) : undefined;
   const reports = await verify(hosts, { connect, cluster, purge: flags.purge, ...(operator ? { operator } : {}) }).finally(close);

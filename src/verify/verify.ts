@@ -8,7 +8,7 @@ import { TransportError } from '../transport/types.js';
 import { ALL_VIEWS, PURGE_VIEWS, probeNode, type NodeState } from '../probes/index.js';
 import { findings, notes, type Finding } from './rules.js';
 import { printable, renderSummary, summarizeFindings } from './report.js';
-import type { NodeCheck } from '../cluster/nodes.js';
+import type { NodeCheck } from '../cluster/node.js';
 
 export interface HostReport {
   host: string;

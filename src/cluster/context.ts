@@ -1,0 +1,55 @@
+/**
+ * What a cluster-side step works with: the API's typed clients, the Node the host
+ * is, the run's flags, and the other etcd hosts it may ask. Types only: the engine,
+ * the steps and src/cluster all use them, so they sit below all three.
+ */
+import type { AppsV1Api, CertificatesV1Api, CoordinationV1Api, CoreV1Api, PolicyV1Api, StorageV1Api, V1Node } from '@kubernetes/client-node';
+import type { Host } from '../inventory/index.js';
+import type { Transport } from '../transport/types.js';
+
+export interface Kube {
+  core: CoreV1Api;
+  apps: AppsV1Api;
+  storage: StorageV1Api;
+  policy: PolicyV1Api;
+  certificates: CertificatesV1Api;
+  coordination: CoordinationV1Api;
+  /** The API server's URL, for messages. */
+  server: string;
+}
+
+/** The decommission's flags. */
+export interface DecommissionOptions {
+  drainTimeoutSec: number;
+  force: boolean;
+  deleteEmptyDirData: boolean;
+  disableEviction: boolean;
+  /** The host is confirmed off: taint it out-of-service instead of draining, and leave the node side alone. */
+  nodeIsDown: boolean;
+  allowQuorumLoss: boolean;
+  allowLastControlPlane: boolean;
+}
+
+export interface ClusterContext {
+  kube: Kube;
+  host: Host;
+  /** The Node this host is: decom_node_name, kube_override_hostname, else the inventory name. */
+  nodeName: string;
+  /** Whether the Node's name comes from the inventory's variables (then the hostname need not match it). */
+  nodeNamed: boolean;
+  options: DecommissionOptions;
+  /** The Node names this run removes (every target): none of them counts as a place pods can go. */
+  leaving: ReadonlySet<string>;
+  /** The inventory's etcd hosts other than this one, those that stay first: where the member is removed from. */
+  etcdPeers: Host[];
+  /** A connection to another host (an etcd member that stays), opened on demand. */
+  connect(host: Host): Promise<Transport>;
+  check: boolean;
+  runId: string;
+  /** On the operator's machine: this host's backup folder (the etcd snapshot goes there). */
+  operatorBackupDir: string;
+  /** One line of progress: the progress view and the journal. */
+  log(line: string): void;
+  /** The Node as the interlocks read it (undefined: not registered, or gone already). */
+  node?: V1Node;
+}

@@ -1,0 +1,126 @@
+/**
+ * A host's etcd membership, handled through a member that stays, over SSH, as an
+ * operator would by hand: etcdctl with the connection settings the peer's own etcd
+ * uses (kubespray's /etc/etcd.env and /etc/ssl/etcd/ssl, kubeadm's
+ * /etc/kubernetes/pki/etcd, Debian's /etc/default/etcd; plain HTTP when TLS is off).
+ * The member is found by its peer URL (kubespray names members etcd1, etcd2…, not
+ * by host), its removal judged against quorum first, a snapshot saved and copied to
+ * the operator before it, and the member list read again after it.
+ */
+import { createHash } from 'node:crypto';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Host } from '../inventory/index.js';
+import { parseEtcd } from '../probes/parse.js';
+import { ETCDCTL_ENV } from '../probes/script.js';
+import type { EtcdView } from '../probes/state.js';
+import type { Transport } from '../transport/types.js';
+import { shQuote as q } from '../util/run.js';
+import type { ClusterContext } from './context.js';
+
+type Member = EtcdView['members'][number];
+
+const PRELUDE = `has() { command -v "$1" >/dev/null; }
+has etcdctl || { echo 'etcdctl is not installed here' >&2; exit 3; }
+`;
+
+/** The addresses a host may have in its member's peer URL: the inventory's, kubespray's ip/access_ip/etcd_address. */
+function addressesOf(h: Host): Set<string> {
+  return new Set([h.address, h.vars.ip, h.vars.access_ip, h.vars.etcd_address].filter((a): a is string => typeof a === 'string' && a !== ''));
+}
+
+const hostOf = (url: string) => {
+  try {
+    return new URL(url).hostname.replace(/^\[|\]$/g, '');
+  } catch {
+    return '';
+  }
+};
+
+/** This host's member: the one whose peer URL is at one of its addresses. */
+export const memberOf = (view: EtcdView, h: Host): Member | undefined =>
+  view.members.find((m) => m.peerURLs.some((u) => addressesOf(h).has(hostOf(u))));
+
+/** Is a member's client URL among the endpoints that answered healthy? */
+const healthy = (view: EtcdView, m: Member) =>
+  view.health.some((e) => e.healthy && m.clientURLs.some((u) => u.replace(/\/$/, '') === e.endpoint.replace(/\/$/, '')));
+
+/**
+ * Why removing `m` would break the cluster, if it would: it is the last voting
+ * member, or the members left (healthy ones) would not make a quorum of the smaller
+ * cluster. A learner has no vote: removing it never breaks quorum.
+ */
+export function quorumVerdict(view: EtcdView, m: Member): string | undefined {
+  if (m.isLearner) return undefined;
+  const voters = view.members.filter((x) => !x.isLearner);
+  if (voters.length <= 1) return `etcd member ${m.name || m.id} is the cluster's last voting member: removing it ends the cluster`;
+  const healthyNow = voters.filter((x) => healthy(view, x)).length;
+  const quorumNow = Math.floor(voters.length / 2) + 1;
+  if (healthyNow < quorumNow) return `etcd has no quorum (${healthyNow} of ${voters.length} members healthy, ${quorumNow} needed): a member cannot be removed`;
+  const left = voters.filter((x) => x.id !== m.id);
+  const healthyLeft = left.filter((x) => healthy(view, x)).length;
+  const quorumLeft = Math.floor(left.length / 2) + 1;
+  if (healthyLeft < quorumLeft) {
+    return `removing etcd member ${m.name || m.id} leaves ${left.length} members of which ${healthyLeft} healthy, fewer than the ${quorumLeft} a quorum needs`;
+  }
+  return undefined;
+}
+
+/** A member that stays, asked: its name and what it says of the cluster. */
+export interface PeerView {
+  peer: Host;
+  t: Transport;
+  view: EtcdView;
+}
+
+/** The first etcd peer that answers with a member list; the error names every peer tried and why it failed. */
+export async function askPeers(c: ClusterContext): Promise<PeerView> {
+  const why: string[] = [];
+  for (const peer of c.etcdPeers) {
+    try {
+      const t = await c.connect(peer);
+      const r = await t.exec(`${PRELUDE}${ETCDCTL_ENV}\netcd_view\n`, { sudo: peer.become, timeoutSec: 60 });
+      const view = r.code === 0 ? parseEtcd(r.stdout) : undefined;
+      if (view && !view.error && view.members.length) return { peer, t, view };
+      why.push(`${peer.name}: ${view?.error ?? (r.stderr.trim().split('\n').pop() || `exit ${r.code}`)}`);
+    } catch (e) {
+      why.push((e as Error).message);
+    }
+  }
+  if (!c.etcdPeers.length) throw new Error(`no other host of the inventory's etcd group to remove ${c.host.name}'s member through`);
+  throw new Error(`no etcd member that stays could be asked (${why.join('; ')})`);
+}
+
+/** Where the snapshot is kept on the peer: beside the run's node backups. */
+const peerSnapshot = (c: ClusterContext, m: Member) => `/var/backups/decom/${c.runId}/etcd-snapshot-${m.name || m.id}.db`;
+
+/**
+ * `etcdctl snapshot save` on the peer, then copied to the operator's backup folder
+ * (base64 over the exec channel, as the node backup) and checked by its SHA-256.
+ * Returns the operator's path.
+ */
+export async function saveSnapshot(c: ClusterContext, p: PeerView, m: Member): Promise<string> {
+  const file = peerSnapshot(c, m);
+  const dir = file.slice(0, file.lastIndexOf('/'));
+  const r = await p.t.exec(
+    `${PRELUDE}set -e\n${ETCDCTL_ENV}\numask 077; mkdir -p ${q(dir)}; chmod 0700 ${q(dir)}\nET_TIMEOUT=600 et snapshot save ${q(file)} >&2\nsha256sum ${q(file)} | cut -d' ' -f1\nbase64 -w 0 ${q(file)}\n`,
+    { sudo: p.peer.become, timeoutSec: 900 },
+  );
+  if (r.code !== 0) throw new Error(`${p.peer.name}: etcdctl snapshot save failed: ${r.stderr.trim().split('\n').pop() ?? `exit ${r.code}`}`);
+  const [sum, b64] = r.stdout.trim().split('\n');
+  const data = Buffer.from(b64 ?? '', 'base64');
+  if (createHash('sha256').update(data).digest('hex') !== sum) throw new Error(`${p.peer.name}: the copy of the etcd snapshot does not match its SHA-256 sum on the node`);
+  mkdirSync(c.operatorBackupDir, { recursive: true, mode: 0o700 });
+  chmodSync(c.operatorBackupDir, 0o700);
+  const out = join(c.operatorBackupDir, file.slice(file.lastIndexOf('/') + 1));
+  writeFileSync(out, data, { mode: 0o600 });
+  return out;
+}
+
+/** `etcdctl member remove`, then the member list read again: the member must be gone from it. */
+export async function removeMember(p: PeerView, m: Member): Promise<void> {
+  const r = await p.t.exec(`${PRELUDE}${ETCDCTL_ENV}\net member remove ${q(m.id)} >&2 || exit 1\netcd_view\n`, { sudo: p.peer.become, timeoutSec: 60 });
+  if (r.code !== 0) throw new Error(`${p.peer.name}: etcdctl member remove ${m.id} failed: ${r.stderr.trim().split('\n').pop() ?? `exit ${r.code}`}`);
+  const after = parseEtcd(r.stdout);
+  if (after?.members.some((x) => x.id === m.id)) throw new Error(`${p.peer.name}: etcd member ${m.name || m.id} is still listed after its removal`);
+}

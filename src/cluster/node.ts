@@ -1,0 +1,151 @@
+/**
+ * The Node object's side of a host: whether it is still registered (verify, the
+ * reset), the interlocks that prove the inventory's host is the Node's machine and
+ * not the last control plane, and its removal with what the API keeps for it.
+ */
+import type { V1Node } from '@kubernetes/client-node';
+import type { NodeState } from '../probes/index.js';
+import type { Finding } from '../verify/rules.js';
+import type { ClusterContext } from './context.js';
+import { errorLine } from './drain.js';
+import { coreApi } from './kubeconfig.js';
+
+/** Per host name: findings (a Node object still there) and warnings (the API could not be asked). */
+export interface NodeCheck {
+  findings: Map<string, Finding[]>;
+  warnings: Map<string, string[]>;
+}
+
+const statusOf = (e: unknown): number | undefined => (e as { code?: number })?.code;
+
+/** Which of these names still have a Node object in the API (it re-registers a kubelet, and schedules pods). */
+export async function registeredNodes(kubeconfig: string, names: string[]): Promise<NodeCheck> {
+  const findings = new Map<string, Finding[]>();
+  const warnings = new Map<string, string[]>();
+  let client: Awaited<ReturnType<typeof coreApi>>;
+  try {
+    client = await coreApi(kubeconfig);
+  } catch (e) {
+    // A kubeconfig the client cannot use (no current context, a bad file) costs the API check, not the run.
+    for (const name of names) warnings.set(name, [`could not use the kubeconfig ${kubeconfig}: ${(e as Error).message.split('\n')[0]}`]);
+    return { findings, warnings };
+  }
+  const { api, server } = client;
+  await Promise.all(
+    names.map(async (name) => {
+      try {
+        const node = await api.readNode({ name });
+        const ready = node.status?.conditions?.find((c) => c.type === 'Ready')?.status ?? 'Unknown';
+        findings.set(name, [{ kind: 'node-object', subject: name, detail: `Node still registered at ${server} (Ready=${ready})` }]);
+      } catch (e) {
+        if (statusOf(e) === 404) return;
+        warnings.set(name, [`could not ask ${server} for its Node object: ${(e as Error).message.split('\n')[0]}`]);
+      }
+    }),
+  );
+  return { findings, warnings };
+}
+
+const CONTROL_PLANE = ['node-role.kubernetes.io/control-plane', 'node-role.kubernetes.io/master'];
+export const isControlPlane = (n: V1Node) => CONTROL_PLANE.some((l) => l in (n.metadata?.labels ?? {}));
+const ready = (n: V1Node) => n.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+
+/** Reads the Node; undefined when it is not (or no longer) registered. */
+export async function readNode(c: ClusterContext): Promise<V1Node | undefined> {
+  try {
+    return await c.kube.core.readNode({ name: c.nodeName });
+  } catch (e) {
+    if (statusOf(e) === 404) return undefined;
+    throw new Error(`could not read Node ${c.nodeName} from ${c.kube.server}: ${errorLine(e)}`);
+  }
+}
+
+/**
+ * The decommission's interlocks on the cluster side, before anything changes: the
+ * host behind the inventory address is the machine the Node is (machine-id; the
+ * hostname unless the inventory names the Node), and the Node is not the last
+ * control plane. A Node already gone passes: the run finishes what is left.
+ */
+export async function nodeInterlock(c: ClusterContext, s: NodeState | undefined): Promise<string | undefined> {
+  const node = await readNode(c);
+  c.node = node;
+  if (!node) return undefined;
+  const info = node.status?.nodeInfo;
+  if (s) {
+    if (info?.machineID && s.machineId && info.machineID !== s.machineId) {
+      return `${c.host.name} (${c.host.address}) has machine-id ${s.machineId}, but Node ${c.nodeName} reports ${info.machineID}: the inventory address is another machine than the Node; refusing to drain and delete it`;
+    }
+    const short = (n: string) => n.toLowerCase().split('.')[0];
+    if (!c.nodeNamed && short(s.hostname) !== short(c.nodeName)) {
+      return `${c.host.name} (${c.host.address}) says its hostname is "${s.hostname}", not the Node's name "${c.nodeName}": refusing (set decom_node_name or kube_override_hostname in the inventory when the Node is named otherwise)`;
+    }
+  }
+  if (isControlPlane(node) && !c.options.allowLastControlPlane) {
+    const nodes = (await c.kube.core.listNode()).items;
+    const others = nodes.filter((n) => isControlPlane(n) && !c.leaving.has(n.metadata?.name ?? ''));
+    if (!others.length) {
+      return `Node ${c.nodeName} is the cluster's last control-plane node${c.leaving.size > 1 ? ' (the others are removed by this run too)' : ''}: removing it ends the cluster; pass --allow-last-control-plane if that is the intent`;
+    }
+  }
+  return undefined;
+}
+
+/** Nodes other than those this run removes that can take pods now: Ready, schedulable, no NoSchedule/NoExecute taint. */
+export async function schedulableElsewhere(c: ClusterContext): Promise<string[]> {
+  const nodes = (await c.kube.core.listNode()).items;
+  return nodes
+    .filter((n) => !c.leaving.has(n.metadata?.name ?? '') && !n.spec?.unschedulable && ready(n))
+    .filter((n) => !(n.spec?.taints ?? []).some((t) => t.effect === 'NoSchedule' || t.effect === 'NoExecute'))
+    .map((n) => n.metadata?.name ?? '');
+}
+
+/** One API change the cluster steps made (or would make): what, and the request. */
+export interface ApiAction {
+  what: string;
+  request: string;
+}
+
+/**
+ * Deletes the Node (last, so its kubelet cannot register it again) and waits until
+ * the API no longer has it; then what the API still holds for it that is provably
+ * stale with the Node gone: its VolumeAttachments, CSINode, Lease and the kubelet's
+ * CertificateSigningRequests. With `check`, says what it would delete.
+ */
+export async function removeNode(c: ClusterContext, apply: boolean): Promise<ApiAction[]> {
+  const k = c.kube;
+  const name = c.nodeName;
+  const actions: ApiAction[] = [];
+  const gone = async (what: string, request: string, del: () => Promise<unknown>) => {
+    if (apply) {
+      try {
+        await del();
+      } catch (e) {
+        if (statusOf(e) !== 404) throw new Error(`${what}: ${errorLine(e)}`);
+      }
+    }
+    actions.push({ what, request });
+  };
+  if (await readNode(c)) {
+    await gone(`delete Node ${name}`, `DELETE /api/v1/nodes/${name}`, () => k.core.deleteNode({ name }));
+    for (let i = 0; apply && (await readNode(c)); i++) {
+      if (i >= 60) throw new Error(`Node ${name} is still registered 30 s after its deletion`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+  for (const va of (await k.storage.listVolumeAttachment()).items.filter((v) => v.spec?.nodeName === name)) {
+    const n = va.metadata?.name as string;
+    await gone(`delete VolumeAttachment ${n} (of the deleted Node${apply ? '' : ', if still there then'})`, `DELETE /apis/storage.k8s.io/v1/volumeattachments/${n}`, () => k.storage.deleteVolumeAttachment({ name: n }));
+  }
+  const exists = (read: () => Promise<unknown>) => read().then(() => true, (e: unknown) => (statusOf(e) === 404 ? false : Promise.reject(new Error(errorLine(e)))));
+  if (await exists(() => k.storage.readCSINode({ name }))) {
+    await gone(`delete CSINode ${name}`, `DELETE /apis/storage.k8s.io/v1/csinodes/${name}`, () => k.storage.deleteCSINode({ name }));
+  }
+  if (await exists(() => k.coordination.readNamespacedLease({ name, namespace: 'kube-node-lease' }))) {
+    await gone(`delete Lease kube-node-lease/${name}`, `DELETE /apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${name}`, () => k.coordination.deleteNamespacedLease({ name, namespace: 'kube-node-lease' }));
+  }
+  for (const csr of (await k.certificates.listCertificateSigningRequest()).items.filter((x) => x.spec?.username === `system:node:${name}`)) {
+    const n = csr.metadata?.name as string;
+    await gone(`delete CertificateSigningRequest ${n} (the kubelet's of ${name})`, `DELETE /apis/certificates.k8s.io/v1/certificatesigningrequests/${n}`, () => k.certificates.deleteCertificateSigningRequest({ name: n }));
+  }
+  return actions;
+}

@@ -1,0 +1,156 @@
+/**
+ * The decommission's cluster-side steps (playbooks/decommission.yaml): drain, volumes
+ * detached, etcd member, Node removal. They work through the API and an etcd member
+ * that stays; their interlocks run before anything changes anywhere, and each step
+ * reads the cluster again when it runs, so a second run finds nothing to do.
+ */
+import { z } from 'zod';
+import type { ClusterOutcome, Step } from '../engine/step.js';
+import type { ClusterContext } from '../cluster/context.js';
+import { checkDrain, drainNode, DrainError, waitDetached, type DrainCheck } from '../cluster/drain.js';
+import { askPeers, memberOf, quorumVerdict, removeMember, saveSnapshot } from '../cluster/etcd.js';
+import { nodeInterlock, readNode, removeNode, schedulableElsewhere } from '../cluster/node.js';
+
+const OUT_OF_SERVICE = { key: 'node.kubernetes.io/out-of-service', value: 'nodeshutdown', effect: 'NoExecute' };
+
+/** Shared by every cluster step: nothing but the API and its own work. */
+const clusterStep = (s: Pick<Step, 'name' | 'description' | 'cluster'>): Step => ({
+  ...s,
+  params: z.object({}),
+  owns: () => false,
+  views: [],
+  plan: () => [],
+  after: (x) => x,
+});
+
+const ok = (actions: ClusterOutcome['actions'] = [], warnings: string[] = []): ClusterOutcome => ({ actions, warnings });
+
+/** Why the drain must not start: kubectl's refusals, a budget that never allows, or nowhere for the pods to go. */
+async function drainRefusal(c: ClusterContext, chk: DrainCheck): Promise<string | undefined> {
+  if (chk.refusal) return chk.refusal;
+  if (!chk.plan.evict.length) return undefined;
+  if ((await schedulableElsewhere(c)).length) return undefined;
+  const pods = chk.plan.evict.map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`);
+  return `Node ${c.nodeName} is the last schedulable node this run leaves: its pods (${pods.join(', ')}) could not move anywhere; add a node, or uncordon one, first`;
+}
+
+const drainFlags = (c: ClusterContext) => ({ force: c.options.force, deleteEmptyDirData: c.options.deleteEmptyDirData, disableEviction: c.options.disableEviction });
+
+export const drain = clusterStep({
+  name: 'drain',
+  description: "cordon the Node and evict its pods as `kubectl drain --ignore-daemonsets` does (PodDisruptionBudgets asked, 429 retried until --drain-timeout); DaemonSet pods are left to the node reset; with --node-is-down, the out-of-service taint instead",
+  cluster: {
+    // Every interlock of the decommission's cluster side runs here, the first cluster step.
+    async refuse(c, s) {
+      const why = await nodeInterlock(c, s);
+      if (why || !c.node) return why;
+      if (c.options.nodeIsDown) {
+        const ready = c.node.status?.conditions?.find((x) => x.type === 'Ready')?.status;
+        return ready === 'True' ? `--node-is-down, but Node ${c.nodeName} is Ready (its kubelet posts status): the host is not down` : undefined;
+      }
+      return drainRefusal(c, await checkDrain(c.kube, c.nodeName, drainFlags(c)));
+    },
+    async run(c) {
+      const node = await readNode(c);
+      if (!node) return ok([], [`Node ${c.nodeName} is not registered: nothing to drain`]);
+      if (c.options.nodeIsDown) {
+        if ((node.spec?.taints ?? []).some((t) => t.key === OUT_OF_SERVICE.key)) return ok();
+        const action = { what: `taint Node ${c.nodeName} ${OUT_OF_SERVICE.key}=${OUT_OF_SERVICE.value}:${OUT_OF_SERVICE.effect} (its pods are deleted, its volumes detached)`, script: `PATCH /api/v1/nodes/${c.nodeName}` };
+        if (!c.check) {
+          const { setHeaderOptions, PatchStrategy } = await import('@kubernetes/client-node');
+          const taints = [...(node.spec?.taints ?? []), OUT_OF_SERVICE];
+          await c.kube.core.patchNode({ name: c.nodeName, body: { spec: { taints } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+        }
+        return ok([action]);
+      }
+      const chk = await checkDrain(c.kube, c.nodeName, drainFlags(c));
+      const refusal = await drainRefusal(c, chk);
+      if (refusal) return { actions: [], failed: refusal };
+      const verb = c.options.disableEviction ? 'delete' : 'evict';
+      const podAction = (p: (typeof chk.plan.evict)[number]) => {
+        const spent = chk.spent.find((b) => b.pod === `${p.metadata?.namespace}/${p.metadata?.name}`);
+        return {
+          what: `${verb} pod ${p.metadata?.namespace}/${p.metadata?.name}${c.check ? (spent ? ` (dry run: ${spent.message}; retried until --drain-timeout)` : ' (dry run: allowed)') : ''}`,
+          script: c.options.disableEviction ? `DELETE /api/v1/namespaces/${p.metadata?.namespace}/pods/${p.metadata?.name}` : `POST /api/v1/namespaces/${p.metadata?.namespace}/pods/${p.metadata?.name}/eviction`,
+        };
+      };
+      const cordon = { what: `cordon Node ${c.nodeName}`, script: `PATCH /api/v1/nodes/${c.nodeName} {"spec":{"unschedulable":true}}` };
+      const ds = chk.plan.skipped.filter((x) => x.why === 'DaemonSet-managed').map((x) => x.pod);
+      const warnings = [...chk.plan.warnings, ...(ds.length ? [`ignoring DaemonSet-managed Pods (the node reset stops them): ${ds.join(', ')}`] : [])];
+      if (c.check) return ok([...(node.spec?.unschedulable ? [] : [cordon]), ...chk.plan.evict.map(podAction)], warnings);
+      for (const b of chk.spent) c.log(`${b.pod}: ${b.message}: retrying until the drain timeout`);
+      try {
+        const done = await drainNode(c.kube, c.nodeName, { ...drainFlags(c), deadline: Date.now() + c.options.drainTimeoutSec * 1000 }, c.log);
+        return ok([...(done.cordoned ? [cordon] : []), ...done.plan.evict.map(podAction)], warnings);
+      } catch (e) {
+        if (e instanceof DrainError) return { actions: [cordon], failed: `${e.message}; the node is left as it is (cordoned): run again once the pods can go, or uncordon it (kubectl uncordon ${c.nodeName})` };
+        throw e;
+      }
+    },
+  },
+});
+
+export const volumes = clusterStep({
+  name: 'volumes',
+  description: "wait, bounded by --drain-timeout, until the Node's VolumeAttachments and status.volumesAttached are gone: its volumes are detached before the node is torn down",
+  cluster: {
+    async run(c) {
+      // A Node gone already: what is left of its attachments is the delete-node step's (stale).
+      if (!c.options.nodeIsDown && !(await readNode(c))) return ok();
+      const left = await waitDetached(c.kube, c.nodeName, c.check ? 0 : Date.now() + c.options.drainTimeoutSec * 1000);
+      if (!left.length) return ok();
+      if (c.check) return ok(left.map((v) => ({ what: `wait for ${v} to go`, script: 'GET /apis/storage.k8s.io/v1/volumeattachments' })));
+      return { actions: [], failed: `still attached to Node ${c.nodeName} after ${c.options.drainTimeoutSec} s: ${left.join(', ')}` };
+    },
+  },
+});
+
+export const etcdMember = clusterStep({
+  name: 'etcd-member',
+  description: "for an etcd host: through a member that stays, check health and quorum, save a snapshot (copied to the operator), and remove this host's member by its peer URL",
+  cluster: {
+    async refuse(c) {
+      if (!c.host.groups.includes('etcd')) return undefined;
+      if (!c.etcdPeers.length && !c.options.allowQuorumLoss) {
+        return `${c.host.name} is the inventory's only etcd host: removing it ends the etcd cluster and its data; pass --allow-quorum-loss if that is the intent`;
+      }
+      if (!c.etcdPeers.length) return undefined;
+      let p;
+      try {
+        p = await askPeers(c);
+      } catch (e) {
+        return `${c.host.name} is an etcd host, and ${(e as Error).message}: its member cannot be removed safely`;
+      }
+      const m = memberOf(p.view, c.host);
+      const why = m && quorumVerdict(p.view, m);
+      return why && !c.options.allowQuorumLoss ? `${why} (asked through ${p.peer.name}); pass --allow-quorum-loss if that is the intent` : undefined;
+    },
+    async run(c) {
+      if (!c.host.groups.includes('etcd')) return ok();
+      if (!c.etcdPeers.length) return ok([], [`${c.host.name} is the only etcd host (--allow-quorum-loss): its data goes with the node reset, backed up first`]);
+      const p = await askPeers(c);
+      const m = memberOf(p.view, c.host);
+      if (!m) return ok([], [`no etcd member has a peer URL at ${c.host.address} (asked through ${p.peer.name}): nothing to remove`]);
+      const why = quorumVerdict(p.view, m);
+      if (why && !c.options.allowQuorumLoss) return { actions: [], failed: `${why} (asked through ${p.peer.name})` };
+      const snapshot = { what: `save an etcd snapshot on ${p.peer.name} and copy it to ${c.operatorBackupDir}`, script: 'etcdctl snapshot save' };
+      const remove = { what: `remove etcd member ${m.name || m.id} (${m.peerURLs.join(', ')}) through ${p.peer.name}`, script: `etcdctl member remove ${m.id}` };
+      if (c.check) return ok([snapshot, remove]);
+      const file = await saveSnapshot(c, p, m);
+      snapshot.what = `saved an etcd snapshot on ${p.peer.name}, copied to ${file}`;
+      await removeMember(p, m);
+      return ok([snapshot, remove]);
+    },
+  },
+});
+
+export const deleteNode = clusterStep({
+  name: 'delete-node',
+  description: 'delete the Node object, last, so its kubelet cannot register it again; then what the API still holds for it that is stale without it (VolumeAttachments, CSINode, Lease, the kubelet\'s CSRs)',
+  cluster: {
+    async run(c) {
+      const actions = await removeNode(c, !c.check);
+      return ok(actions.map((a) => ({ what: a.what, script: a.request })));
+    },
+  },
+});
