@@ -58,7 +58,7 @@ program
   .addOption(new Option('--connection <how>', 'ssh to each host, or run on this machine (only on the node itself)').choices(['ssh', 'local'] as const).default('ssh' as const))
   .option('--known-hosts <file>', "known_hosts file to check host keys against (instead of the inventory's or ~/.ssh/known_hosts)")
   .option('--accept-new-host-keys', 'record the key of a host seen for the first time (a changed key is always refused)', false)
-  .option('--kubeconfig <file>', "the cluster's API (default: $KUBECONFIG, ~/.kube/config, the pod's service account); with --playbook reset: say whether the Node is still registered")
+  .option('--kubeconfig <file>', "the cluster's API (default: the inventory's decom_kubeconfig, $KUBECONFIG, ~/.kube/config, the pod's service account); with --playbook reset: say whether the Node is still registered")
   .option('--context <name>', 'the kubeconfig context to use')
   .option('--drain-timeout <duration>', 'how long evictions are retried and pods and volumes waited for: 300, 90s, 5m', '300s')
   .option('--force', "drain: evict pods no controller manages, and pods of a deleted DaemonSet (kubectl drain's --force)", false)

@@ -1,31 +1,11 @@
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, down, ssh, up } from './helpers/sandbox.js';
 import { leftovers, userObjects } from './helpers/residue.js';
-import { INVENTORY, runJson } from './helpers/run.js';
+import { INVENTORY, runJson, startRun, until } from './helpers/run.js';
 const journalOf = (file: string) => readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-
-/** Starts `decom run` in the background; resolves with its exit code and output. */
-function startRun(args: string[]): { done: Promise<{ code: number; out: string }>; pid: number; kill(): void } {
-  const child = spawn(process.execPath, [CLI, 'run', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout.on('data', (b: Buffer) => (out += b));
-  child.stderr.on('data', (b: Buffer) => (out += b));
-  const done = new Promise<{ code: number; out: string }>((resolve) => child.on('close', (code, signal) => resolve({ code: code ?? (signal ? 128 : -1), out })));
-  return { done, pid: child.pid!, kill: () => child.kill('SIGKILL') };
-}
-
-/** Waits until `test` holds, polling every 20 ms, for at most `ms`. */
-async function until(test: () => boolean, ms: number, what: string): Promise<void> {
-  const end = Date.now() + ms;
-  while (!test()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 const jsonOf = (out: string) => JSON.parse(out.slice(out.indexOf('{\n'), out.lastIndexOf('}') + 1));
 

@@ -96,8 +96,8 @@ const peerSnapshot = (c: ClusterContext, m: Member) => `/var/backups/decom/${c.r
 
 /**
  * `etcdctl snapshot save` on the peer, then copied to the operator's backup folder
- * (base64 over the exec channel, as the node backup) and checked by its SHA-256.
- * Returns the operator's path.
+ * (base64 over the exec channel, as the node backup), checked by its SHA-256, and
+ * removed from the peer. Returns the operator's path.
  */
 export async function saveSnapshot(c: ClusterContext, p: PeerView, m: Member): Promise<string> {
   const file = peerSnapshot(c, m);
@@ -114,12 +114,24 @@ export async function saveSnapshot(c: ClusterContext, p: PeerView, m: Member): P
   chmodSync(c.operatorBackupDir, 0o700);
   const out = join(c.operatorBackupDir, file.slice(file.lastIndexOf('/') + 1));
   writeFileSync(out, data, { mode: 0o600 });
+  // The snapshot holds every Secret of the cluster: once the operator's copy checks out, none stays on the peer.
+  await p.t.exec(`rm -f -- ${q(file)}; rmdir -- ${q(dir)} 2>/dev/null; true`, { sudo: p.peer.become, timeoutSec: 30 });
   return out;
 }
 
 /** `etcdctl member remove`, then the member list read again: the member must be gone from it. */
-export async function removeMember(p: PeerView, m: Member): Promise<void> {
-  const r = await p.t.exec(`${PRELUDE}${ETCDCTL_ENV}\net member remove ${q(m.id)} >&2 || exit 1\netcd_view\n`, { sudo: p.peer.become, timeoutSec: 60 });
+export async function removeMember(p: PeerView, m: Member, log: (line: string) => void): Promise<void> {
+  // etcd refuses a removal ("unhealthy cluster") until every other member has been connected for 5 s: a member
+  // that just came back is retried for, not failed on.
+  const script = `${PRELUDE}${ETCDCTL_ENV}
+n=0; until out=$(et member remove ${q(m.id)} 2>&1); do
+  case $out in *"unhealthy cluster"*) n=$((n + 1)); [ $n -lt 15 ] || break; echo "etcd says: unhealthy cluster; retrying" >&2; sleep 2 ;; *) break ;; esac
+done
+printf '%s\n' "$out" >&2; case $out in *"removed from cluster"*) ;; *) exit 1 ;; esac
+etcd_view
+`;
+  log(`removing etcd member ${m.name || m.id} through ${p.peer.name}`);
+  const r = await p.t.exec(script, { sudo: p.peer.become, timeoutSec: 90 });
   if (r.code !== 0) throw new Error(`${p.peer.name}: etcdctl member remove ${m.id} failed: ${r.stderr.trim().split('\n').pop() ?? `exit ${r.code}`}`);
   const after = parseEtcd(r.stdout);
   if (after?.members.some((x) => x.id === m.id)) throw new Error(`${p.peer.name}: etcd member ${m.name || m.id} is still listed after its removal`);

@@ -285,16 +285,19 @@ export const ETCDCTL_ENV = `  for f in /etc/etcd.env /etc/default/etcd; do
   done
   EP=\${E_ETCDCTL_ENDPOINTS:-\${E_ETCD_ADVERTISE_CLIENT_URLS:-http://127.0.0.1:2379}}; EP=\${EP%%,*}
   CA=\${E_ETCDCTL_CACERT:-$E_ETCDCTL_CA_FILE}; CE=\${E_ETCDCTL_CERT:-$E_ETCDCTL_CERT_FILE}; KE=\${E_ETCDCTL_KEY:-$E_ETCDCTL_KEY_FILE}
-  if [ -z "$CA" ] && [ -r /etc/kubernetes/pki/etcd/ca.crt ]; then
+  # With TLS on and no settings given: kubeadm's certificates, else kubespray's (the node's admin certificate).
+  case $EP in https:*) if [ -z "$CA" ] && [ -r /etc/kubernetes/pki/etcd/ca.crt ]; then
     CA=/etc/kubernetes/pki/etcd/ca.crt CE=/etc/kubernetes/pki/etcd/healthcheck-client.crt KE=/etc/kubernetes/pki/etcd/healthcheck-client.key
   elif [ -z "$CA" ] && [ -r /etc/ssl/etcd/ssl/ca.pem ]; then
-    # kubespray's: the node's admin certificate.
     h=$(hostname); CA=/etc/ssl/etcd/ssl/ca.pem CE=/etc/ssl/etcd/ssl/admin-$h.pem KE=/etc/ssl/etcd/ssl/admin-$h-key.pem
-  fi
+  fi ;; esac
   et() { ETCDCTL_API=3 timeout "\${ET_TIMEOUT:-8}" etcdctl --endpoints="$EP" --command-timeout=5s \${CA:+--cacert="$CA"} \${CE:+--cert="$CE"} \${KE:+--key="$KE"} "$@"; }
+  # A member that does not answer its status is not asked anything else (each question waits for its timeout).
   etcd_view() {
     printf 'endpoint=%s\\n' "$EP"
-    printf 'status='; et endpoint status -w json | tr -d '\\n'; printf '\\n'
+    st=$(et endpoint status -w json) || st=
+    printf 'status=%s\\n' "$(printf '%s' "$st" | tr -d '\\n')"
+    [ -n "$st" ] || return 0
     printf 'members='; et member list -w json | tr -d '\\n'; printf '\\n'
     printf 'health='; et endpoint health --cluster -w json | tr -d '\\n'; printf '\\n'
   }`;

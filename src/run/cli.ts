@@ -4,6 +4,7 @@
  * the cluster's API when its steps need it, confirm, and hand them to the engine.
  */
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { loadInventory, resolveTargets, type Host } from '../inventory/index.js';
@@ -118,9 +119,13 @@ export async function runCommand(inventoryFile: string, targets: string[], flags
     if (given.length) throw inputError(`${given.join(', ')}: only for playbooks with cluster steps (the decommission); ${playbook.file} has none`);
   }
   const drainTimeoutSec = duration('--drain-timeout', flags.drainTimeout);
-  const kube = clusterSide ? await kubeClients(flags.kubeconfig, flags.context) : undefined;
+  // The inventory may name its cluster's kubeconfig (decom_kubeconfig): --kubeconfig overrides it, it overrides $KUBECONFIG.
+  const named = [...new Set(hosts.map((h) => h.vars.decom_kubeconfig).filter((v) => v !== undefined).map(String))];
+  if (named.length > 1) throw inputError(`${inventoryFile}: the targets name different clusters in decom_kubeconfig (${named.join(', ')}): run them one cluster at a time`);
+  if (!flags.kubeconfig && named[0] && !existsSync(named[0])) throw inputError(`${inventoryFile}: decom_kubeconfig ${named[0]}: no such file`);
+  const kube = clusterSide ? await kubeClients(flags.kubeconfig ?? named[0], flags.context) : undefined;
   if (clusterSide && !kube) {
-    throw inputError(`${playbook.file} works on the cluster through its API, and no kubeconfig was found (--kubeconfig, $KUBECONFIG, ~/.kube/config); for the node side alone pass --playbook reset`);
+    throw inputError(`${playbook.file} works on the cluster through its API, and no kubeconfig was found (--kubeconfig, the inventory's decom_kubeconfig, $KUBECONFIG, ~/.kube/config); for the node side alone pass --playbook reset`);
   }
   const kubeconfig = !clusterSide && (flags.kubeconfig !== undefined || process.env.KUBECONFIG) ? kubeconfigPath(flags.kubeconfig) : undefined;
   const purge = flags.purge || (clusterSide && !flags.keepInstalled && !flags.nodeIsDown);

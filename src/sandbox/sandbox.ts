@@ -98,6 +98,8 @@ function inventoryYaml(state: SandboxState, dir: string): string {
         ansible_user: 'root',
         ansible_ssh_private_key_file: f.key,
         ansible_ssh_common_args: `-o UserKnownHostsFile=${f.knownHosts} -o StrictHostKeyChecking=yes`,
+        // The cluster's API, for `decom run` (the decommission) without --kubeconfig.
+        ...(state.api ? { decom_kubeconfig: kubeconfigFile(dir) } : {}),
       },
     },
   };
@@ -200,6 +202,7 @@ export async function up(o: UpOptions): Promise<SandboxState> {
       await startApi(dir, o.nodeMonitorGracePeriod);
       state.api = true;
       writeFileSync(f.state, JSON.stringify(state, null, 2));
+      writeFileSync(f.inventory, inventoryYaml(state, dir)); // now naming the kubeconfig
     }
     if (list.length || state.api) {
       log(list.length ? `planting scenario ${o.scenario}` : 'joining every node to the cluster');

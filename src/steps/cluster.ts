@@ -97,10 +97,15 @@ export const volumes = clusterStep({
     async run(c) {
       // A Node gone already: what is left of its attachments is the delete-node step's (stale).
       if (!c.options.nodeIsDown && !(await readNode(c))) return ok();
-      const left = await waitDetached(c.kube, c.nodeName, c.check ? 0 : Date.now() + c.options.drainTimeoutSec * 1000);
-      if (!left.length) return ok();
-      if (c.check) return ok(left.map((v) => ({ what: `wait for ${v} to go`, script: 'GET /apis/storage.k8s.io/v1/volumeattachments' })));
-      return { actions: [], failed: `still attached to Node ${c.nodeName} after ${c.options.drainTimeoutSec} s: ${left.join(', ')}` };
+      const attached = await waitDetached(c.kube, c.nodeName, 0);
+      if (!attached.length) return ok();
+      const wait = (v: string) => ({ what: `wait for ${v} to go`, script: `GET /apis/storage.k8s.io/v1/volumeattachments, GET /api/v1/nodes/${c.nodeName}` });
+      if (c.check) return ok(attached.map(wait));
+      const started = Date.now();
+      c.log(`waiting for ${attached.join(', ')} to go`);
+      const left = await waitDetached(c.kube, c.nodeName, started + c.options.drainTimeoutSec * 1000);
+      if (left.length) return { actions: attached.map(wait), failed: `still attached to Node ${c.nodeName} after ${c.options.drainTimeoutSec} s: ${left.join(', ')}` };
+      return ok(attached.map((v) => ({ ...wait(v), what: `waited ${((Date.now() - started) / 1000).toFixed(1)} s for ${v} to go` })));
     },
   },
 });
@@ -138,7 +143,7 @@ export const etcdMember = clusterStep({
       if (c.check) return ok([snapshot, remove]);
       const file = await saveSnapshot(c, p, m);
       snapshot.what = `saved an etcd snapshot on ${p.peer.name}, copied to ${file}`;
-      await removeMember(p, m);
+      await removeMember(p, m, c.log);
       return ok([snapshot, remove]);
     },
   },

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { STATE_DIR } from './sandbox.js';
+import { ssh, STATE_DIR } from './sandbox.js';
 
 /** The sandbox API's kubeconfig, as `up` writes it. */
 export const KUBECONFIG = join(STATE_DIR, 'kubeconfig');
@@ -27,3 +27,10 @@ export function requireKubectl(): void {
 
 /** Blocks for `seconds` (the tests are synchronous; kubectl is a child process). */
 export const sleep = (seconds: number): void => void spawnSync('sleep', [String(seconds)]);
+
+/** The pods whose containers exist on a node (read over SSH with ctr), DaemonSet pods left out. */
+export const workloadsOn = (node: string): string[] =>
+  ssh(node, `for id in $(ctr -n k8s.io c ls -q 'labels."io.cri-containerd.kind"==container'); do ctr -n k8s.io c info "$id" | sed -n 's/.*"io.kubernetes.pod.name": "\\([^"]*\\)".*/\\1/p' | head -1; done`)
+    .split('\n')
+    .filter((n) => n && !/^(calico-node|kube-proxy)-/.test(n))
+    .sort();

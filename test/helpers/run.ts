@@ -1,5 +1,6 @@
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { decom, STATE_DIR } from './sandbox.js';
+import { CLI, decom, STATE_DIR } from './sandbox.js';
 
 export const INVENTORY = join(STATE_DIR, 'hosts.yaml');
 
@@ -8,7 +9,7 @@ export interface RunReport {
   journal: string;
   hosts: {
     host: string; reachable: boolean; clean: boolean; ok: number; changed: number; failed: number; skipped: number;
-    error?: string; refused?: string; finishes?: string; backup?: string; notRun?: string;
+    error?: string; refused?: string; finishes?: string; backup?: string; notRun?: string; warnings?: string[]; down?: string;
     steps: { name: string; status: string; reason?: string; actions: { what: string; code?: number }[]; left: { kind: string; subject: string }[] }[];
   }[];
 }
@@ -27,3 +28,21 @@ export function runJson(args: string[], stateDir: string, inventory = INVENTORY)
 export const actionsOf = (r: RunReport, host: string) =>
   r.hosts.find((h) => h.host === host)!.steps.map((s) => `${s.name}: ${s.actions.map((a) => a.what.replace(/\d{8}T\d{6}Z-[0-9a-f]{6}/g, 'RUN')).join(' | ')}`);
 
+/** Starts `decom run` in the background; resolves with its exit code and output. */
+export function startRun(args: string[]): { done: Promise<{ code: number; out: string }>; pid: number; kill(): void } {
+  const child = spawn(process.execPath, [CLI, 'run', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (b: Buffer) => (out += b));
+  child.stderr.on('data', (b: Buffer) => (out += b));
+  const done = new Promise<{ code: number; out: string }>((resolve) => child.on('close', (code, signal) => resolve({ code: code ?? (signal ? 128 : -1), out })));
+  return { done, pid: child.pid!, kill: () => child.kill('SIGKILL') };
+}
+
+/** Waits until `test` holds, polling every 20 ms, for at most `ms`. */
+export async function until(test: () => boolean, ms: number, what: string): Promise<void> {
+  const end = Date.now() + ms;
+  while (!test()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

@@ -331,11 +331,16 @@ export function podGarbageCollector(store: Store): void {
   }
 }
 
+/** How long the sandbox's CSI driver takes to detach a volume (ControllerUnpublishVolume). */
+export const DETACH_SECONDS = 3;
+
 /**
  * The attach/detach controller with a CSI attacher that always succeeds: every pod on a
  * node whose PVC is bound to a CSI PersistentVolume has a VolumeAttachment there and
- * the volume in the Node's status.volumesAttached; when the last such pod is gone
- * from the node, both go.
+ * the volume in the Node's status.volumesAttached. When the last such pod is gone from
+ * the node the VolumeAttachment is deleted, and, as the external-attacher does, held
+ * by its finalizer until the detach is done (DETACH_SECONDS); the Node's
+ * status.volumesAttached lists the volume until then.
  */
 export function attachDetachController(store: Store): void {
   const desired = new Map<string, { node: string; pv: string; driver: string; handle: string }>();
@@ -353,19 +358,30 @@ export function attachDetachController(store: Store): void {
   }
   const attached = new Map<string, Set<string>>();
   for (const va of store.list('volumeattachments')) {
-    if (desired.has(va.metadata.name) || va.metadata.deletionTimestamp) continue;
-    store.delete('volumeattachments', undefined, va.metadata.name, 'storage.k8s.io');
+    if (desired.has(va.metadata.name)) continue;
+    const since = va.metadata.deletionTimestamp;
+    if (!since) store.delete('volumeattachments', undefined, va.metadata.name, 'storage.k8s.io');
+    else if (Date.now() - Date.parse(since) >= DETACH_SECONDS * 1000) {
+      store.update('volumeattachments', { ...va, metadata: { ...va.metadata, finalizers: (va.metadata.finalizers ?? []).filter((f) => !f.startsWith('external-attacher/')) } }, 'storage.k8s.io');
+    }
   }
   for (const [name, d] of desired) {
     if (!store.find('volumeattachments', undefined, name)) {
       store.create('volumeattachments', {
-        apiVersion: 'storage.k8s.io/v1', kind: 'VolumeAttachment', metadata: { name } as unknown as Obj['metadata'],
+        apiVersion: 'storage.k8s.io/v1', kind: 'VolumeAttachment',
+        metadata: { name, finalizers: [`external-attacher/${d.driver.replace(/\./g, '-')}`] } as unknown as Obj['metadata'],
         spec: { attacher: d.driver, nodeName: d.node, source: { persistentVolumeName: d.pv } }, status: { attached: true },
       }, 'storage.k8s.io');
     }
-    const set = attached.get(d.node) ?? new Set<string>();
-    set.add(`kubernetes.io/csi/${d.driver}^${d.handle}`);
-    attached.set(d.node, set);
+  }
+  // A volume is attached to a node while its VolumeAttachment exists (detaching included).
+  for (const va of store.list('volumeattachments')) {
+    const spec = va.spec as Any;
+    const pv = store.find('persistentvolumes', undefined, spec?.source?.persistentVolumeName)?.spec as Any | undefined;
+    if (!spec?.nodeName || !pv?.csi) continue;
+    const set = attached.get(spec.nodeName) ?? new Set<string>();
+    set.add(`kubernetes.io/csi/${pv.csi.driver}^${pv.csi.volumeHandle}`);
+    attached.set(spec.nodeName, set);
   }
   for (const n of store.list('nodes')) {
     const want = [...(attached.get(n.metadata.name) ?? [])].sort().map((name) => ({ name, devicePath: '' }));
