@@ -126,18 +126,18 @@ async function openHost(t: Transport, host: Host, o: RunOptions, planned: Planne
   }
   for (const p of planned) {
     if (opened.refused || !cluster) break;
-    if (!p.skip && p.step.cluster?.refuse) opened.refused = await clusterCall(cluster, p, () => p.step.cluster!.refuse!(cluster, first.state));
+    if (!p.skip && p.step.cluster?.refuse) opened.refused = await clusterCall(p, () => p.step.cluster!.refuse!(cluster, first.state));
   }
   return opened;
 }
 
 /** A cluster step's call: an API or etcd error is the step's (named), not a bug of decom's. */
-async function clusterCall<T>(c: ClusterContext, p: PlannedStep, call: () => Promise<T>): Promise<T> {
+async function clusterCall<T>(p: PlannedStep, call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (e) {
     if (e instanceof TransportError) throw e;
-    throw new ClusterError(`${p.label}: ${(e as Error).message.split('\n')[0]} (API ${c.kube.server})`);
+    throw new ClusterError(`${p.label}: ${(e as Error).message.split('\n')[0]}`);
   }
 }
 
@@ -150,12 +150,13 @@ async function clusterStep(c: ClusterContext, p: PlannedStep, state: NodeState |
   journal({ event: 'step-start', step: p.label });
   let out;
   try {
-    out = await clusterCall(c, p, () => p.step.cluster!.run(c, state));
+    out = await clusterCall(p, () => p.step.cluster!.run(c, state));
   } catch (e) {
     if (!(e instanceof ClusterError)) throw e;
     out = { actions: [], failed: e.message.slice(p.label.length + 2) };
   }
-  const actions: ActionResult[] = out.actions.map((a) => ({ ...a, ...(c.check ? {} : { code: out.failed && a === out.actions[out.actions.length - 1] ? 1 : 0 }) }));
+  // What it reports as done was done (code 0); a failure is the step's, in its reason.
+  const actions: ActionResult[] = out.actions.map((a) => ({ ...a, ...(c.check ? {} : { code: 0 }) }));
   for (const a of actions) journal({ event: 'action', step: p.label, action: a.what, command: a.script, code: a.code });
   const r: StepResult = { name: p.label, status: out.failed ? 'failed' : actions.length ? 'changed' : 'ok', actions, left: [], ms: Date.now() - started };
   if (out.failed) r.reason = out.failed;
@@ -342,7 +343,7 @@ async function runDownHost(host: Host, o: RunOptions, planned: PlannedStep[], c:
   try {
     for (const p of planned) {
       if (result.refused) break;
-      if (!p.skip && p.step.cluster?.refuse) result.refused = await clusterCall(c, p, () => p.step.cluster!.refuse!(c, undefined));
+      if (!p.skip && p.step.cluster?.refuse) result.refused = await clusterCall(p, () => p.step.cluster!.refuse!(c, undefined));
     }
     if (result.refused) {
       journal({ event: 'refused', reason: result.refused });
