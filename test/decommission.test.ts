@@ -188,13 +188,14 @@ describe('decommission refused by a budget that never allows, and the API lost m
   });
 });
 
-describe('decommission of a control-plane + etcd host in a 3-member real etcd cluster', () => {
+describe('decommission of a control-plane + etcd host in a 3-member real etcd cluster, and of a worker that is down', () => {
   const state = mkdtempSync(join(tmpdir(), 'decom-decommission-etcd-'));
   const etcdctl = (node: string, args: string) => ssh(node, `ETCDCTL_API=3 etcdctl ${args} 2>&1`);
   const members = () => (JSON.parse(etcdctl('node1', 'member list -w json')) as { members: { name: string }[] }).members.map((m) => m.name).sort();
   beforeAll(() => {
     requireKubectl();
-    up(['--nodes', '5', '--control-planes', '3', '--etcd', '--scenario', 'cluster']);
+    // A short grace period: the node-is-down test waits for node5 to go NotReady.
+    up(['--nodes', '5', '--control-planes', '3', '--etcd', '--scenario', 'cluster', '--node-monitor-grace-period', '8']);
   });
   afterAll(() => down());
 
@@ -236,5 +237,26 @@ describe('decommission of a control-plane + etcd host in a 3-member real etcd cl
     expect(leftovers('node3')).toEqual([]);
     expect(ssh('node3', 'systemctl is-active etcd; ls -A /var/lib/etcd; true').trim()).toBe('inactive');
     expect(kubectl('get', 'node', 'node3').code).toBe(1);
+  });
+
+  it('--node-is-down: refused while the Node is Ready; once it is not, the out-of-service taint instead of a drain, the pods and the volume move, the Node goes, the host is not touched', () => {
+    const ready = runJson(['node4', '--yes', '--node-is-down'], state);
+    expect(ready.code).toBe(4);
+    expect(host(ready.report, 'node4').refused).toBe('--node-is-down, but Node node4 is Ready (its kubelet posts status): the host is not down');
+    ssh('node5', 'systemctl stop kubelet');
+    for (let i = 0; i < 60 && ok('get', 'node', 'node5', '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}') === 'True'; i++) sleep(0.5);
+    const r = runJson(['node5', '--yes', '--node-is-down'], state);
+    expect(r.code, JSON.stringify(host(r.report, 'node5'))).toBe(0);
+    expect(host(r.report, 'node5').down).toBe('done');
+    expect(step(r.report, 'node5', 'drain').actions.map((a) => a.what)).toEqual(['taint Node node5 node.kubernetes.io/out-of-service=nodeshutdown:NoExecute (its pods are deleted, its volumes detached)']);
+    expect(step(r.report, 'node5', 'volumes').status).toBe('changed');
+    expect(step(r.report, 'node5', 'backup')).toMatchObject({ status: 'skipped', reason: 'the host is down (--node-is-down)' });
+    expect(host(r.report, 'node5').warnings).toContainEqual(expect.stringMatching(/^the host was down \(--node-is-down\): its node side was not reset/));
+    expect(kubectl('get', 'node', 'node5').code).toBe(1);
+    expect(ok('get', 'volumeattachments', '-o', 'jsonpath={range .items[*]}{.spec.nodeName}{"\\n"}{end}').trim()).toBe('node4');
+    ok('wait', '--for=condition=Ready', 'pod', '-l', 'app in (web,db)', '--timeout=30s');
+    expect(new Set(ok('get', 'pods', '-l', 'app in (web,db)', '-o', 'jsonpath={.items[*].spec.nodeName}').split(' '))).toEqual(new Set(['node4']));
+    // decom never connected: the node keeps everything, to be reset before it rejoins.
+    expect(ssh('node5', 'ls /etc/kubernetes/kubelet.conf')).toContain('kubelet.conf');
   });
 });

@@ -43,6 +43,10 @@ describe('decom run: bad input', () => {
     refused(cli('node1', '--yes', '--kubeconfig', kc, '--drain-timeout', '5 minutes'), /--drain-timeout "5 minutes": expected a duration such as 300, 90s or 5m/);
     refused(cli('node1', '--yes', '--kubeconfig', kc, '--keep-installed', '--purge'), /--keep-installed and --purge contradict/);
     refused(cli('node1', '--yes', '--kubeconfig', kc, '--playbook', 'reset', '--force', '--keep-installed'), /--force, --keep-installed: only for playbooks with cluster steps/);
+    // $KUBECONFIG's files are merged as kubectl merges them (a missing one ignored): the contexts of both are there.
+    const other = book('kubeconfig-2', 'apiVersion: v1\nkind: Config\nclusters: [{name: c2, cluster: {server: "https://198.18.0.253:6443"}}]\nusers: [{name: u2, user: {token: t}}]\ncontexts: [{name: there, context: {cluster: c2, user: u2}}]\n');
+    const merged = decom(['run', inventory, 'node1', '--yes', '--context', 'nowhere', '--state-dir', join(dir, 'state')], { env: { KUBECONFIG: `${kc}:${join(dir, 'missing')}:${other}`, HOME: dir } });
+    refused(merged, /--context nowhere: no such context in .*kubeconfig\+.*kubeconfig-2 \(it has here, there\)/);
   });
 
   it('refuses a group or "all" without --allow-many', () => {

@@ -322,12 +322,29 @@ export function daemonSetController(store: Store): void {
   }
 }
 
-/** Pod GC: a pod bound to a Node that no longer exists is deleted at once (its kubelet, if any, sees the delete). */
+const OUT_OF_SERVICE = 'node.kubernetes.io/out-of-service';
+
+/**
+ * Pod GC: a pod bound to a Node that no longer exists is deleted at once (its kubelet,
+ * if any, sees the delete). On a Node tainted out-of-service (the node is confirmed
+ * off), as the taint eviction controller and PodGC do since 1.28: pods that do not
+ * tolerate the taint are deleted, and once the Node is not Ready, those Terminating
+ * on it are force-deleted, so their volumes can detach.
+ */
 export function podGarbageCollector(store: Store): void {
-  const nodes = new Set(store.list('nodes').map((n) => n.metadata.name));
+  const nodes = new Map(store.list('nodes').map((n) => [n.metadata.name, n]));
   for (const p of store.list('pods')) {
-    const node = (p.spec as Any | undefined)?.nodeName as string | undefined;
-    if (node && !nodes.has(node)) store.delete('pods', p.metadata.namespace, p.metadata.name, '', { gracePeriodSeconds: 0 });
+    const name = (p.spec as Any | undefined)?.nodeName as string | undefined;
+    if (!name) continue;
+    const node = nodes.get(name);
+    if (!node) {
+      store.delete('pods', p.metadata.namespace, p.metadata.name, '', { gracePeriodSeconds: 0 });
+      continue;
+    }
+    const taint = (((node.spec as Any | undefined)?.taints ?? []) as Any[]).find((t) => t.key === OUT_OF_SERVICE && t.effect === 'NoExecute');
+    if (!taint || tolerates(p, taint)) continue;
+    if (!p.metadata.deletionTimestamp) store.delete('pods', p.metadata.namespace, p.metadata.name, '');
+    else if (!nodeReady(node)) store.delete('pods', p.metadata.namespace, p.metadata.name, '', { gracePeriodSeconds: 0 });
   }
 }
 
