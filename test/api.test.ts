@@ -1,11 +1,11 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decom, down, nodes, ssh, up } from './helpers/sandbox.js';
-import { KUBECONFIG, kubectl, ok, requireKubectl, sleep } from './helpers/kubectl.js';
+import { KUBECONFIG, containersOn, kubectl, notDaemonSet, ok, requireKubectl, sleep } from './helpers/kubectl.js';
 
 const work = mkdtempSync(join(tmpdir(), 'decom-api-'));
 
@@ -27,11 +27,6 @@ spec:
 `;
 
 /** The pod names whose containers (not sandboxes) exist on a node, read over SSH with ctr. */
-const containersOn = (node: string): string[] =>
-  ssh(node, `for id in $(ctr -n k8s.io c ls -q 'labels."io.cri-containerd.kind"==container'); do ctr -n k8s.io c info "$id" | sed -n 's/.*"io.kubernetes.pod.name": "\\([^"]*\\)".*/\\1/p' | head -1; done`)
-    .split('\n').filter(Boolean).sort();
-const notDaemonSet = (names: string[]) => names.filter((n) => !/^(calico-node|kube-proxy)-/.test(n));
-
 describe("the sandbox's Kubernetes API on the cluster scenario, judged by real kubectl", () => {
   beforeAll(() => {
     requireKubectl();

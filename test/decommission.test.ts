@@ -17,7 +17,7 @@ const journalOf = (file: string) => readFileSync(file, 'utf8').trim().split('\n'
 const host = (r: RunReport, name: string) => r.hosts.find((h) => h.host === name)!;
 const step = (r: RunReport, name: string, s: string) => host(r, name).steps.find((x) => x.name === s)!;
 const changed = (r: RunReport, name: string) => host(r, name).steps.filter((s) => s.status === 'changed').map((s) => s.name);
-const notDaemonSet = (lines: string) => lines.split('\n').filter((p) => p && !/(calico-node|kube-proxy)-/.test(p));
+const workloadPods = (lines: string) => lines.split('\n').filter((p) => p && !/(calico-node|kube-proxy)-/.test(p));
 /** What the API and the node hold for a node: proves a refusal or --check changed nothing. */
 const snapshot = (node: string) =>
   [
@@ -50,7 +50,7 @@ describe('decommission on the cluster scenario (3 nodes, etcd on node1)', () => 
     expect(r.code, r.stderr).toBe(0);
     const drain = step(r.report, 'node3', 'drain').actions.map((a) => a.what);
     expect(drain[0]).toBe('cordon Node node3');
-    expect(drain.slice(1).sort()).toEqual(notDaemonSet(ok('get', 'pods', '-A', '-o', 'name', '--field-selector', 'spec.nodeName=node3')).map((p) => expect.stringMatching(new RegExp(`^evict pod default/${p.slice(4)} \\(dry run: allowed\\)$`))).sort());
+    expect(drain.slice(1).sort()).toEqual(workloadPods(ok('get', 'pods', '-A', '-o', 'name', '--field-selector', 'spec.nodeName=node3')).map((p) => expect.stringMatching(new RegExp(`^evict pod default/${p.slice(4)} \\(dry run: allowed\\)$`))).sort());
     expect(step(r.report, 'node3', 'delete-node').actions[0]!.what).toBe('delete Node node3');
     expect(changed(r.report, 'node3')).toEqual(expect.arrayContaining(['drain', 'volumes', 'backup', 'kubelet', 'containers', 'files', 'installed', 'delete-node']));
     expect(snapshot('node3')).toBe(before);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { down, ssh, up } from './helpers/sandbox.js';
+import { down, up } from './helpers/sandbox.js';
 import { KUBECONFIG, kubectl, ok, requireKubectl, workloadsOn } from './helpers/kubectl.js';
 import { checkDrain, drainNode, planDrain, planFor, selects, waitDetached, type Kube } from '../src/cluster/drain.js';
 import type { V1Pod } from '@kubernetes/client-node';

@@ -2,7 +2,7 @@ import type { Node } from 'yaml';
 import * as z from 'zod';
 import { buildSshTarget, type ConnectionInputs } from './connection.js';
 import { DECOM_API_VERSION, type Host, type Inventory } from './types.js';
-import { describeValue, fieldError, type Located, type Where } from './where.js';
+import { describeValue, fieldError, type Located } from './where.js';
 import { nodeAt, toValue, whereOf, whereOfPath, type YamlFile } from './yaml-source.js';
 
 /**

@@ -28,9 +28,13 @@ export function requireKubectl(): void {
 /** Blocks for `seconds` (the tests are synchronous; kubectl is a child process). */
 export const sleep = (seconds: number): void => void spawnSync('sleep', [String(seconds)]);
 
-/** The pods whose containers exist on a node (read over SSH with ctr), DaemonSet pods left out. */
-export const workloadsOn = (node: string): string[] =>
+/** The pods whose containers exist on a node, one name per container, read over SSH with ctr (never from the API). */
+export const containersOn = (node: string): string[] =>
   ssh(node, `for id in $(ctr -n k8s.io c ls -q 'labels."io.cri-containerd.kind"==container'); do ctr -n k8s.io c info "$id" | sed -n 's/.*"io.kubernetes.pod.name": "\\([^"]*\\)".*/\\1/p' | head -1; done`)
     .split('\n')
-    .filter((n) => n && !/^(calico-node|kube-proxy)-/.test(n))
+    .filter(Boolean)
     .sort();
+/** DaemonSet pods (the scenarios' calico-node and kube-proxy) left out. */
+export const notDaemonSet = (names: string[]) => names.filter((n) => !/^(calico-node|kube-proxy)-/.test(n));
+/** The workloads whose containers exist on a node: containersOn without the DaemonSet pods. */
+export const workloadsOn = (node: string): string[] => notDaemonSet(containersOn(node));
