@@ -7,6 +7,8 @@ import { parse, stringify } from 'yaml';
 import { decom, down, ssh, up } from './helpers/sandbox.js';
 import { leftovers } from './helpers/residue.js';
 import { INVENTORY, runJson, startRun, until, type RunReport } from './helpers/run.js';
+import { quorumVerdict } from '../src/cluster/etcd.js';
+import type { EtcdView } from '../src/probes/state.js';
 import { KUBECONFIG, kubectl, ok, requireKubectl, sleep, workloadsOn } from './helpers/kubectl.js';
 
 // `decom run INVENTORY NODE`: the whole decommission on sandbox clusters (systemd
@@ -35,6 +37,27 @@ function inventoryWith(dir: string, edit: (doc: any) => void): string {
   writeFileSync(file, stringify(doc));
   return file;
 }
+
+describe('etcd quorum, judged on what the whole run leaves', () => {
+  const m = (name: string, learner = false) => ({ id: name, name, isLearner: learner, peerURLs: [`http://${name}:2380`], clientURLs: [`http://${name}:2379`] });
+  const view = (names: string[], healthy: string[]): EtcdView => ({
+    endpoint: 'e', memberId: names[0], members: names.map((n) => m(n)),
+    health: names.map((n) => ({ endpoint: `http://${n}:2379`, healthy: healthy.includes(n) })),
+  });
+  it('allows one of three healthy members to go, and refuses when the rest would not make a quorum', () => {
+    expect(quorumVerdict(view(['a', 'b', 'c'], ['a', 'b', 'c']), m('c'))).toBeUndefined();
+    expect(quorumVerdict(view(['a', 'b', 'c'], ['a', 'c']), m('c'))).toBe('removing etcd member c leaves 2 members of which 1 healthy, fewer than the 2 a quorum needs');
+    expect(quorumVerdict(view(['a', 'b', 'c'], ['a']), m('a'))).toBe('etcd has no quorum (1 of 3 members healthy, 2 needed): a member cannot be removed');
+    expect(quorumVerdict(view(['a'], ['a']), m('a'))).toBe("etcd member a is the cluster's last voting member: removing it ends the cluster");
+    expect(quorumVerdict(view(['a', 'b', 'c'], ['b']), m('c', true))).toBeUndefined(); // a learner has no vote
+  });
+  it('counts the other members this run removes as gone', () => {
+    const v = view(['a', 'b', 'c', 'd', 'e'], ['a', 'b', 'c', 'd']);
+    expect(quorumVerdict(v, m('d'), [m('c')])).toBeUndefined();
+    expect(quorumVerdict(v, m('d'), [m('c'), m('b')])).toBe('removing etcd member d (with c, b, also removed by this run) leaves 2 members of which 1 healthy, fewer than the 2 a quorum needs');
+    expect(quorumVerdict(view(['a', 'b'], ['a', 'b']), m('a'), [m('b')])).toBe('this run removes every voting etcd member (a, b): that ends the cluster');
+  });
+});
 
 describe('decommission on the cluster scenario (3 nodes, etcd on node1)', () => {
   const state = mkdtempSync(join(tmpdir(), 'decom-decommission-'));
@@ -242,7 +265,7 @@ describe('decommission of a control-plane + etcd host in a 3-member real etcd cl
   it('--node-is-down: refused while the Node is Ready; once it is not, the out-of-service taint instead of a drain, the pods and the volume move, the Node goes, the host is not touched', () => {
     const ready = runJson(['node4', '--yes', '--node-is-down'], state);
     expect(ready.code).toBe(4);
-    expect(host(ready.report, 'node4').refused).toBe('--node-is-down, but Node node4 is Ready (its kubelet posts status): the host is not down');
+    expect(host(ready.report, 'node4').refused).toBe('--node-is-down, but Node node4 is Ready with its kubelet posting status: the host is not down');
     ssh('node5', 'systemctl stop kubelet');
     for (let i = 0; i < 60 && ok('get', 'node', 'node5', '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}') === 'True'; i++) sleep(0.5);
     const r = runJson(['node5', '--yes', '--node-is-down'], state);

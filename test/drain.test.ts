@@ -31,6 +31,7 @@ describe("the drain's plan: kubectl's filters, as a table", () => {
     ['a finished DaemonSet pod goes', pod('ds', { owner: 'DaemonSet/agent', phase: 'Succeeded' }), {}, 'evict'],
     ['a pod of a deleted DaemonSet refuses, in kubectl\'s words', pod('ds', { owner: 'DaemonSet/gone' }), {}, 'cannot delete daemonsets.apps "gone" not found: ns/ds'],
     ['…and goes with --force', pod('ds', { owner: 'DaemonSet/gone' }), { force: true }, 'evict'],
+    ['…unless it has emptyDir data: the filters after it still apply', pod('ds', { owner: 'DaemonSet/gone', emptyDir: true }), { force: true }, 'cannot delete Pods with local storage (use --delete-emptydir-data to override): ns/ds'],
     ['a mirror pod is skipped (the annotation\'s key, whatever its value)', pod('m', { mirror: true }), { force: true }, 'skip'],
     ['emptyDir refuses without --delete-emptydir-data', pod('e', { owner: 'ReplicaSet/r', emptyDir: true }), { force: true }, 'cannot delete Pods with local storage (use --delete-emptydir-data to override): ns/e'],
     ['…and goes with it', pod('e', { owner: 'ReplicaSet/r', emptyDir: true }), { emptyDir: true }, 'evict'],

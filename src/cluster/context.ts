@@ -42,7 +42,11 @@ export interface ClusterContext {
   leaving: ReadonlySet<string>;
   /** The inventory's etcd hosts other than this one, those that stay first: where the member is removed from. */
   etcdPeers: Host[];
-  /** A connection to another host (an etcd member that stays), opened on demand. */
+  /** The other targets of this run that are etcd hosts: their members count as removed when quorum is judged. */
+  etcdLeaving: Host[];
+  /** Runs one etcd membership change at a time across the run. */
+  etcdSerial<T>(work: () => Promise<T>): Promise<T>;
+  /** A connection to another host (an etcd member that stays), opened on demand, over SSH. */
   connect(host: Host): Promise<Transport>;
   check: boolean;
   runId: string;

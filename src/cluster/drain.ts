@@ -5,8 +5,8 @@
  *     and which refuse the drain (emptyDir without --delete-emptydir-data, bare pods
  *     without --force);
  *   - a preflight before anything changes: a server-side dry-run eviction of every pod
- *     to go, so a budget that allows no disruption stops the drain, naming the PDB and
- *     the pod, before the Node is even cordoned;
+ *     to go, so a budget that allows no disruption at any scale stops the drain, naming
+ *     the PDB and the pod, before the Node is even cordoned (one spent now is waited for);
  *   - then cordon, evict in parallel (429 retried every 5 s until the deadline), and
  *     wait until every evicted pod is gone; then, bounded, until the Node's volumes are
  *     detached (its VolumeAttachments and status.volumesAttached).
@@ -70,10 +70,16 @@ export function planDrain(pods: V1Pod[], daemonSets: Set<string>, o: Pick<DrainO
   for (const p of pods) {
     const owner = controllerOf(p);
     if (owner?.kind === 'DaemonSet' && !finished(p)) {
-      if (daemonSets.has(`${p.metadata?.namespace}/${owner.name}`)) plan.skipped.push({ pod: ref(p), why: 'DaemonSet-managed' });
-      else if (o.force) (plan.evict.push(p), plan.warnings.push(`${ref(p)}: daemonsets.apps "${owner.name}" not found`));
-      else refuse(`cannot delete daemonsets.apps "${owner.name}" not found`, p);
-      continue;
+      if (daemonSets.has(`${p.metadata?.namespace}/${owner.name}`)) {
+        plan.skipped.push({ pod: ref(p), why: 'DaemonSet-managed' });
+        continue;
+      }
+      if (!o.force) {
+        refuse(`cannot delete daemonsets.apps "${owner.name}" not found`, p);
+        continue;
+      }
+      // Orphaned, and --force: it goes with a warning, if the filters below let it.
+      plan.warnings.push(`${ref(p)}: daemonsets.apps "${owner.name}" not found`);
     }
     if (p.metadata?.annotations && 'kubernetes.io/config.mirror' in p.metadata.annotations) {
       plan.skipped.push({ pod: ref(p), why: 'mirror pod' });

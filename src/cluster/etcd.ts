@@ -37,9 +37,12 @@ const hostOf = (url: string) => {
   }
 };
 
-/** This host's member: the one whose peer URL is at one of its addresses. */
-export const memberOf = (view: EtcdView, h: Host): Member | undefined =>
-  view.members.find((m) => m.peerURLs.some((u) => addressesOf(h).has(hostOf(u))));
+/** The members of the other hosts this run removes (by their peer URLs). */
+export const membersOf = (view: EtcdView, hosts: readonly Host[]): Member[] => hosts.flatMap((h) => memberOf(view, h) ?? []);
+
+/** This host's member: the one its own etcd says it is (the probe's member ID), else the one whose peer URL is at one of its addresses. */
+export const memberOf = (view: EtcdView, h: Host, memberId?: string): Member | undefined =>
+  (memberId ? view.members.find((m) => m.id === memberId) : undefined) ?? view.members.find((m) => m.peerURLs.some((u) => addressesOf(h).has(hostOf(u))));
 
 /** Is a member's client URL among the endpoints that answered healthy? */
 const healthy = (view: EtcdView, m: Member) =>
@@ -50,18 +53,21 @@ const healthy = (view: EtcdView, m: Member) =>
  * member, or the members left (healthy ones) would not make a quorum of the smaller
  * cluster. A learner has no vote: removing it never breaks quorum.
  */
-export function quorumVerdict(view: EtcdView, m: Member): string | undefined {
+export function quorumVerdict(view: EtcdView, m: Member, alsoLeaving: readonly Member[] = []): string | undefined {
   if (m.isLearner) return undefined;
   const voters = view.members.filter((x) => !x.isLearner);
   if (voters.length <= 1) return `etcd member ${m.name || m.id} is the cluster's last voting member: removing it ends the cluster`;
+  if (voters.every((x) => x.id === m.id || alsoLeaving.some((y) => y.id === x.id))) return `this run removes every voting etcd member (${voters.map((x) => x.name || x.id).join(', ')}): that ends the cluster`;
   const healthyNow = voters.filter((x) => healthy(view, x)).length;
   const quorumNow = Math.floor(voters.length / 2) + 1;
   if (healthyNow < quorumNow) return `etcd has no quorum (${healthyNow} of ${voters.length} members healthy, ${quorumNow} needed): a member cannot be removed`;
-  const left = voters.filter((x) => x.id !== m.id);
+  // The other members this run removes count as gone: each removal is judged on what the whole run leaves.
+  const left = voters.filter((x) => x.id !== m.id && !alsoLeaving.some((y) => y.id === x.id));
   const healthyLeft = left.filter((x) => healthy(view, x)).length;
   const quorumLeft = Math.floor(left.length / 2) + 1;
   if (healthyLeft < quorumLeft) {
-    return `removing etcd member ${m.name || m.id} leaves ${left.length} members of which ${healthyLeft} healthy, fewer than the ${quorumLeft} a quorum needs`;
+    const others = alsoLeaving.filter((y) => y.id !== m.id && voters.some((x) => x.id === y.id));
+    return `removing etcd member ${m.name || m.id}${others.length ? ` (with ${others.map((y) => y.name || y.id).join(', ')}, also removed by this run)` : ''} leaves ${left.length} members of which ${healthyLeft} healthy, fewer than the ${quorumLeft} a quorum needs`;
   }
   return undefined;
 }
@@ -91,8 +97,8 @@ export async function askPeers(c: ClusterContext): Promise<PeerView> {
   throw new Error(`no etcd member that stays could be asked (${why.join('; ')})`);
 }
 
-/** Where the snapshot is kept on the peer: beside the run's node backups. */
-const peerSnapshot = (c: ClusterContext, m: Member) => `/var/backups/decom/${c.runId}/etcd-snapshot-${m.name || m.id}.db`;
+/** Where the snapshot is kept on the peer while it is copied: a folder of this run and host's own. */
+const peerSnapshot = (c: ClusterContext, m: Member) => `/var/backups/decom/${c.runId}-etcd-${c.host.name}/etcd-snapshot-${m.name || m.id}.db`;
 
 /**
  * `etcdctl snapshot save` on the peer, then copied to the operator's backup folder
@@ -102,21 +108,24 @@ const peerSnapshot = (c: ClusterContext, m: Member) => `/var/backups/decom/${c.r
 export async function saveSnapshot(c: ClusterContext, p: PeerView, m: Member): Promise<string> {
   const file = peerSnapshot(c, m);
   const dir = file.slice(0, file.lastIndexOf('/'));
-  const r = await p.t.exec(
-    `${PRELUDE}set -e\n${ETCDCTL_ENV}\numask 077; mkdir -p ${q(dir)}; chmod 0700 ${q(dir)}\nET_TIMEOUT=600 et snapshot save ${q(file)} >&2\nsha256sum ${q(file)} | cut -d' ' -f1\nbase64 -w 0 ${q(file)}\n`,
-    { sudo: p.peer.become, timeoutSec: 900 },
-  );
-  if (r.code !== 0) throw new Error(`${p.peer.name}: etcdctl snapshot save failed: ${r.stderr.trim().split('\n').pop() ?? `exit ${r.code}`}`);
-  const [sum, b64] = r.stdout.trim().split('\n');
-  const data = Buffer.from(b64 ?? '', 'base64');
-  if (createHash('sha256').update(data).digest('hex') !== sum) throw new Error(`${p.peer.name}: the copy of the etcd snapshot does not match its SHA-256 sum on the node`);
-  mkdirSync(c.operatorBackupDir, { recursive: true, mode: 0o700 });
-  chmodSync(c.operatorBackupDir, 0o700);
-  const out = join(c.operatorBackupDir, file.slice(file.lastIndexOf('/') + 1));
-  writeFileSync(out, data, { mode: 0o600 });
-  // The snapshot holds every Secret of the cluster: once the operator's copy checks out, none stays on the peer.
-  await p.t.exec(`rm -f -- ${q(file)}; rmdir -- ${q(dir)} 2>/dev/null; true`, { sudo: p.peer.become, timeoutSec: 30 });
-  return out;
+  try {
+    const r = await p.t.exec(
+      `${PRELUDE}set -e\n${ETCDCTL_ENV}\numask 077; mkdir -p ${q(dir)}; chmod 0700 ${q(dir)}\nET_TIMEOUT=600 ET_CMD_TIMEOUT=590s et snapshot save ${q(file)} >&2\nsha256sum ${q(file)} | cut -d' ' -f1\nbase64 -w 0 ${q(file)}\n`,
+      { sudo: p.peer.become, timeoutSec: 900 },
+    );
+    if (r.code !== 0) throw new Error(`${p.peer.name}: etcdctl snapshot save failed: ${r.stderr.trim().split('\n').pop() ?? `exit ${r.code}`}`);
+    const [sum, b64] = r.stdout.trim().split('\n');
+    const data = Buffer.from(b64 ?? '', 'base64');
+    if (createHash('sha256').update(data).digest('hex') !== sum) throw new Error(`${p.peer.name}: the copy of the etcd snapshot does not match its SHA-256 sum on the node`);
+    mkdirSync(c.operatorBackupDir, { recursive: true, mode: 0o700 });
+    chmodSync(c.operatorBackupDir, 0o700);
+    const out = join(c.operatorBackupDir, file.slice(file.lastIndexOf('/') + 1));
+    writeFileSync(out, data, { mode: 0o600 });
+    return out;
+  } finally {
+    // The snapshot holds every Secret of the cluster: none stays on the peer, whatever happened to the copy.
+    await p.t.exec(`rm -rf --one-file-system -- ${q(dir)}`, { sudo: p.peer.become, timeoutSec: 30 }).catch(() => {});
+  }
 }
 
 /** `etcdctl member remove`, then the member list read again: the member must be gone from it. */
@@ -131,7 +140,8 @@ printf '%s\n' "$out" >&2; case $out in *"removed from cluster"*) ;; *) exit 1 ;;
 etcd_view
 `;
   log(`removing etcd member ${m.name || m.id} through ${p.peer.name}`);
-  const r = await p.t.exec(script, { sudo: p.peer.become, timeoutSec: 90 });
+  // 15 tries of up to 8 s and 2 s apart, then the last member list.
+  const r = await p.t.exec(script, { sudo: p.peer.become, timeoutSec: 180 });
   if (r.code !== 0) throw new Error(`${p.peer.name}: etcdctl member remove ${m.id} failed: ${r.stderr.trim().split('\n').pop() ?? `exit ${r.code}`}`);
   const after = parseEtcd(r.stdout);
   if (after?.members.some((x) => x.id === m.id)) throw new Error(`${p.peer.name}: etcd member ${m.name || m.id} is still listed after its removal`);

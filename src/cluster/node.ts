@@ -69,7 +69,13 @@ export async function readNode(c: ClusterContext): Promise<V1Node | undefined> {
 export async function nodeInterlock(c: ClusterContext, s: NodeState | undefined): Promise<string | undefined> {
   const node = await readNode(c);
   c.node = node;
-  if (!node) return undefined;
+  if (!node) {
+    // Gone already (a second run) passes; but a host whose kubelet runs, or is configured, under another Node name does not.
+    const kubelet = s && ([...s.processes.values()].some((p) => p.name === 'kubelet') || s.kubeconfigs.some((k) => k.path === '/etc/kubernetes/kubelet.conf'));
+    return kubelet
+      ? `${c.host.name} has a kubelet, but the API at ${c.kube.server} has no Node ${c.nodeName}: it is registered under another name (set decom_node_name in the inventory), or already deleted (then reset the node alone: --playbook reset)`
+      : undefined;
+  }
   const info = node.status?.nodeInfo;
   if (s) {
     if (info?.machineID && s.machineId && info.machineID !== s.machineId) {

@@ -13,6 +13,8 @@ import type { Journal } from './journal.js';
 import { roundTrip } from './round-trip.js';
 import type { ActionResult, Step, StepContext, StepResult } from './step.js';
 import type { ClusterContext } from '../cluster/context.js';
+import { errorLine } from '../cluster/drain.js';
+import { nodeInterlock } from '../cluster/node.js';
 import { shQuote as q } from '../util/run.js';
 
 /** One step as a host runs it: the step, its parameters, and why it is skipped here (a `when:` that is false). */
@@ -106,6 +108,8 @@ interface Opened {
   locked: boolean;
   refused?: string;
   finishes?: string;
+  /** An interlock could not be asked (the API or an etcd peer failed). */
+  failed?: string;
 }
 
 /** The first round trip: the node's lock and a full probe; then the interlocks, before anything changes. */
@@ -124,20 +128,46 @@ async function openHost(t: Transport, host: Host, o: RunOptions, planned: Planne
     if (opened.refused) break;
     if (!p.skip) opened.refused = p.step.refuse?.(first.state, ctxOf(p));
   }
-  for (const p of planned) {
-    if (opened.refused || !cluster) break;
-    if (!p.skip && p.step.cluster?.refuse) opened.refused = await clusterCall(p, () => p.step.cluster!.refuse!(cluster, first.state));
+  if (cluster && !opened.refused) {
+    try {
+      opened.refused = await clusterInterlocks(cluster, planned, first.state);
+    } catch (e) {
+      // The lock is held: the caller releases it, and says the API (or a peer) failed.
+      if (!(e instanceof ClusterError)) throw e;
+      opened.failed = e.message;
+    }
   }
   return opened;
 }
 
-/** A cluster step's call: an API or etcd error is the step's (named), not a bug of decom's. */
-async function clusterCall<T>(p: PlannedStep, call: () => Promise<T>): Promise<T> {
+/**
+ * The cluster side's interlocks, asked once the node is probed (`s` undefined: the
+ * host is down): the Node is this machine and not the last control plane, then each
+ * cluster step's own (budgets, etcd quorum). Only for playbooks with cluster steps.
+ */
+async function clusterInterlocks(c: ClusterContext, planned: PlannedStep[], s: NodeState | undefined): Promise<string | undefined> {
+  const steps = planned.filter((p) => !p.skip && p.step.cluster);
+  if (!steps.length) return undefined;
+  const why = await clusterCall(c, steps[0] as PlannedStep, () => nodeInterlock(c, s));
+  if (why) return why;
+  for (const p of steps) {
+    const r = p.step.cluster?.refuse && (await clusterCall(c, p, () => p.step.cluster!.refuse!(c, s)));
+    if (r) return r;
+  }
+  return undefined;
+}
+
+/**
+ * A cluster step's call: an API error, or an etcd peer's (its connection included),
+ * is the step's, named with the API's own message; not a bug of decom's, and not the
+ * target host's connection.
+ */
+async function clusterCall<T>(c: ClusterContext, p: PlannedStep, call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (e) {
-    if (e instanceof TransportError) throw e;
-    throw new ClusterError(`${p.label}: ${(e as Error).message.split('\n')[0]}`);
+    if (e instanceof TransportError && e.host === c.host.name) throw e;
+    throw new ClusterError(`${p.label}: ${e instanceof TransportError ? `etcd peer ${e.message}` : errorLine(e)}`);
   }
 }
 
@@ -150,7 +180,7 @@ async function clusterStep(c: ClusterContext, p: PlannedStep, state: NodeState |
   journal({ event: 'step-start', step: p.label });
   let out;
   try {
-    out = await clusterCall(p, () => p.step.cluster!.run(c, state));
+    out = await clusterCall(c, p, () => p.step.cluster!.run(c, state));
   } catch (e) {
     if (!(e instanceof ClusterError)) throw e;
     out = { actions: [], failed: e.message.slice(p.label.length + 2) };
@@ -268,6 +298,11 @@ async function runHost(host: Host, o: RunOptions): Promise<HostResult> {
       result.warnings.push(`took over the lock of run ${opened.finishes}, which did not finish (killed, or its connection was lost): this run finishes its work`);
       journal({ event: 'resume', finishes: opened.finishes });
     }
+    if (opened.failed) {
+      result.error = `${host.name}: ${opened.failed}`;
+      journal({ event: 'error', error: result.error });
+      return result;
+    }
     if (opened.refused) {
       result.refused = opened.refused;
       journal({ event: 'refused', reason: opened.refused });
@@ -341,10 +376,7 @@ async function runHost(host: Host, o: RunOptions): Promise<HostResult> {
  */
 async function runDownHost(host: Host, o: RunOptions, planned: PlannedStep[], c: ClusterContext, result: HostResult, journal: (e: Record<string, unknown>) => void, at: (step: string) => void): Promise<HostResult> {
   try {
-    for (const p of planned) {
-      if (result.refused) break;
-      if (!p.skip && p.step.cluster?.refuse) result.refused = await clusterCall(p, () => p.step.cluster!.refuse!(c, undefined));
-    }
+    result.refused = await clusterInterlocks(c, planned, undefined);
     if (result.refused) {
       journal({ event: 'refused', reason: result.refused });
       return result;
@@ -368,7 +400,8 @@ async function runDownHost(host: Host, o: RunOptions, planned: PlannedStep[], c:
     if (!stopped) result.warnings.push(`the host was down (--node-is-down): its node side was not reset; run \`decom run --playbook reset\` on it before it joins any cluster again`);
     return result;
   } catch (e) {
-    result.error = e instanceof ClusterError ? e.message : `${host.name}: decom failed (a bug; the journal has the stack): ${(e as Error).message}`;
+    result.error = e instanceof ClusterError ? `${host.name}: ${e.message}` : `${host.name}: decom failed (a bug; the journal has the stack): ${(e as Error).message}`;
+    result.down = 'failed';
     journal({ event: 'error', error: result.error, stack: (e as Error).stack });
     return result;
   } finally {
@@ -415,8 +448,9 @@ export async function runFleet(hosts: Host[], o: RunOptions): Promise<HostResult
  * 0 every host clean (with --node-is-down: its cluster side done); 3 a host unreachable (or refused our login or sudo) or lost
  * mid-run; 4 refused by an interlock; 1 otherwise (a step failed, residue left).
  */
-export function runExitCode(results: HostResult[]): number {
+export function runExitCode(results: HostResult[], check = false): number {
   if (results.some((r) => r.lost || (!r.reachable && r.error && !r.notRun))) return 3;
-  if (results.some((r) => r.refused)) return 4;
+  // 4 promises nothing changed: a refusal beside a host that was worked on is a failure of the run.
+  if (results.some((r) => r.refused)) return !check && results.some((r) => r.steps.some((s) => s.status === 'changed')) ? 1 : 4;
   return results.every((r) => r.clean || r.down === 'done') ? 0 : 1;
 }

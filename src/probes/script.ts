@@ -283,7 +283,9 @@ export const ETCDCTL_ENV = `  for f in /etc/etcd.env /etc/default/etcd; do
       case $k in ETCDCTL_ENDPOINTS|ETCDCTL_CACERT|ETCDCTL_CERT|ETCDCTL_KEY|ETCDCTL_CA_FILE|ETCDCTL_CERT_FILE|ETCDCTL_KEY_FILE|ETCD_ADVERTISE_CLIENT_URLS) eval "E_$k=\\$val" ;; esac
     done < "$f"
   done
-  EP=\${E_ETCDCTL_ENDPOINTS:-\${E_ETCD_ADVERTISE_CLIENT_URLS:-http://127.0.0.1:2379}}; EP=\${EP%%,*}
+  # No settings: kubeadm's etcd serves TLS only, on 127.0.0.1 too.
+  D=http://127.0.0.1:2379; [ -r /etc/kubernetes/pki/etcd/ca.crt ] && D=https://127.0.0.1:2379
+  EP=\${E_ETCDCTL_ENDPOINTS:-\${E_ETCD_ADVERTISE_CLIENT_URLS:-$D}}; EP=\${EP%%,*}
   CA=\${E_ETCDCTL_CACERT:-$E_ETCDCTL_CA_FILE}; CE=\${E_ETCDCTL_CERT:-$E_ETCDCTL_CERT_FILE}; KE=\${E_ETCDCTL_KEY:-$E_ETCDCTL_KEY_FILE}
   # With TLS on and no settings given: kubeadm's certificates, else kubespray's (the node's admin certificate).
   case $EP in https:*) if [ -z "$CA" ] && [ -r /etc/kubernetes/pki/etcd/ca.crt ]; then
@@ -291,7 +293,7 @@ export const ETCDCTL_ENV = `  for f in /etc/etcd.env /etc/default/etcd; do
   elif [ -z "$CA" ] && [ -r /etc/ssl/etcd/ssl/ca.pem ]; then
     h=$(hostname); CA=/etc/ssl/etcd/ssl/ca.pem CE=/etc/ssl/etcd/ssl/admin-$h.pem KE=/etc/ssl/etcd/ssl/admin-$h-key.pem
   fi ;; esac
-  et() { ETCDCTL_API=3 timeout "\${ET_TIMEOUT:-8}" etcdctl --endpoints="$EP" --command-timeout=5s \${CA:+--cacert="$CA"} \${CE:+--cert="$CE"} \${KE:+--key="$KE"} "$@"; }
+  et() { ETCDCTL_API=3 timeout "\${ET_TIMEOUT:-8}" etcdctl --endpoints="$EP" --command-timeout="\${ET_CMD_TIMEOUT:-5s}" \${CA:+--cacert="$CA"} \${CE:+--cert="$CE"} \${KE:+--key="$KE"} "$@"; }
   # A member that does not answer its status is not asked anything else (each question waits for its timeout).
   etcd_view() {
     printf 'endpoint=%s\\n' "$EP"

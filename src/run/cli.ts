@@ -158,12 +158,21 @@ export async function runCommand(inventoryFile: string, targets: string[], flags
 
   const etcdHosts = (inventory.groups.get('etcd') ?? []).map((n) => inventory.hosts.get(n)).filter((h): h is Host => h !== undefined);
   const { connect, close } = await connector(flags.nodeIsDown ? [] : hosts, flags);
-  const operator = kubeconfig ? await operatorIdentity(kubeconfig) : flags.kubeconfig && clusterSide ? await operatorIdentity(flags.kubeconfig) : undefined;
-  // An etcd peer's one connection, shared by the hosts that ask it and closed at the end.
+  const kubeFile = kubeconfig ?? (clusterSide ? (flags.kubeconfig ?? named[0] ?? kubeconfigPath()) : undefined);
+  const operator = kubeFile ? await operatorIdentity(kubeFile) : undefined;
+  // An etcd peer's one connection, over SSH (also with --connection local: the peer is another machine), with no
+  // socket of the targets' own; shared by the hosts that ask it, forgotten when it fails, closed at the end.
+  const peerConnector = clusterSide && etcdHosts.length ? await connector<Host>([], { ...flags, connection: 'ssh' }) : undefined;
   const peers = new Map<string, Promise<Transport>>();
   const peer = (h: Host) => {
-    if (!peers.has(h.name)) peers.set(h.name, connect(h));
+    if (!peers.has(h.name)) peers.set(h.name, peerConnector!.connect(h).catch((e: unknown) => (peers.delete(h.name), Promise.reject(e))));
     return peers.get(h.name) as Promise<Transport>;
+  };
+  let etcdQueue: Promise<unknown> = Promise.resolve();
+  const etcdSerial = <T>(work: () => Promise<T>): Promise<T> => {
+    const next = etcdQueue.then(work, work);
+    etcdQueue = next.catch(() => {});
+    return next;
   };
   const nodeName = (h: Host) => String(h.vars.decom_node_name ?? h.vars.kube_override_hostname ?? h.name);
   const leaving = new Set(hosts.map(nodeName));
@@ -173,12 +182,14 @@ export async function runCommand(inventoryFile: string, targets: string[], flags
   };
   const cluster = (h: Host, log: (line: string) => void): ClusterContext => ({
     kube: kube!, host: h, nodeName: nodeName(h), nodeNamed: h.vars.decom_node_name !== undefined || h.vars.kube_override_hostname !== undefined,
-    options, leaving, check: flags.check, runId, operatorBackupDir: join(dir, 'backups', runId, h.name), log, connect: peer,
+    options, leaving, check: flags.check, runId, operatorBackupDir: join(dir, 'backups', runId, h.name), log, connect: peer, etcdSerial,
+    etcdLeaving: etcdHosts.filter((e) => e.name !== h.name && hosts.some((t) => t.name === e.name)),
     // Members that stay are asked first; one this run removes later still answers until then.
     etcdPeers: etcdHosts.filter((e) => e.name !== h.name).sort((a, b) => Number(leaving.has(nodeName(a))) - Number(leaving.has(nodeName(b)))),
   });
   const closeAll = async () => {
     close();
+    peerConnector?.close();
     await Promise.all([...peers.values()].map((p) => p.then((t) => t.close()).catch(() => {})));
   };
 
@@ -209,7 +220,7 @@ export async function runCommand(inventoryFile: string, targets: string[], flags
       r.warnings.push(...(nodes.warnings.get(r.host) ?? []));
     }
   }
-  const code = runExitCode(results);
+  const code = runExitCode(results, flags.check);
   journal.write({ event: 'run-end', exit: code, clean: results.filter((r) => r.clean).map((r) => r.host) });
   process.stdout.write(
     flags.output === 'json'

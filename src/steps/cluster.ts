@@ -8,8 +8,9 @@ import { z } from 'zod';
 import type { ClusterOutcome, Step } from '../engine/step.js';
 import type { ClusterContext } from '../cluster/context.js';
 import { checkDrain, drainNode, DrainError, waitDetached, type DrainCheck } from '../cluster/drain.js';
-import { askPeers, memberOf, quorumVerdict, removeMember, saveSnapshot } from '../cluster/etcd.js';
-import { nodeInterlock, readNode, removeNode, schedulableElsewhere } from '../cluster/node.js';
+import { askPeers, memberOf, membersOf, quorumVerdict, removeMember, saveSnapshot } from '../cluster/etcd.js';
+import type { NodeState } from '../probes/index.js';
+import { readNode, removeNode, schedulableElsewhere } from '../cluster/node.js';
 
 const OUT_OF_SERVICE = { key: 'node.kubernetes.io/out-of-service', value: 'nodeshutdown', effect: 'NoExecute' };
 
@@ -28,9 +29,11 @@ const ok = (actions: ClusterOutcome['actions'] = [], warnings: string[] = []): C
 /** Why the drain must not start: kubectl's refusals, a budget that never allows, or nowhere for the pods to go. */
 async function drainRefusal(c: ClusterContext, chk: DrainCheck): Promise<string | undefined> {
   if (chk.refusal) return chk.refusal;
-  if (!chk.plan.evict.length) return undefined;
+  // Finished pods need nowhere to go.
+  const moving = chk.plan.evict.filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
+  if (!moving.length) return undefined;
   if ((await schedulableElsewhere(c)).length) return undefined;
-  const pods = chk.plan.evict.map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`);
+  const pods = moving.map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`);
   return `Node ${c.nodeName} is the last schedulable node this run leaves: its pods (${pods.join(', ')}) could not move anywhere; add a node, or uncordon one, first`;
 }
 
@@ -40,13 +43,13 @@ export const drain = clusterStep({
   name: 'drain',
   description: "cordon the Node and evict its pods as `kubectl drain --ignore-daemonsets` does (PodDisruptionBudgets asked, 429 retried until --drain-timeout); DaemonSet pods are left to the node reset; with --node-is-down, the out-of-service taint instead",
   cluster: {
-    // Every interlock of the decommission's cluster side runs here, the first cluster step.
-    async refuse(c, s) {
-      const why = await nodeInterlock(c, s);
-      if (why || !c.node) return why;
+    // After the engine's nodeInterlock (which read c.node): the budgets, or whether the host is really down.
+    async refuse(c) {
+      if (!c.node) return undefined;
       if (c.options.nodeIsDown) {
-        const ready = c.node.status?.conditions?.find((x) => x.type === 'Ready')?.status;
-        return ready === 'True' ? `--node-is-down, but Node ${c.nodeName} is Ready (its kubelet posts status): the host is not down` : undefined;
+        // Unknown: the kubelet stopped posting. True or False: it still posts, so the host is up.
+        const ready = c.node.status?.conditions?.find((x) => x.type === 'Ready')?.status ?? 'Unknown';
+        return ready !== 'Unknown' ? `--node-is-down, but Node ${c.nodeName} is ${ready === 'True' ? 'Ready' : 'NotReady'} with its kubelet posting status: the host is not down` : undefined;
       }
       return drainRefusal(c, await checkDrain(c.kube, c.nodeName, drainFlags(c)));
     },
@@ -110,41 +113,58 @@ export const volumes = clusterStep({
   },
 });
 
+/** An etcd host: in the inventory's etcd group, or etcd runs on it (a kubeadm control plane, say). */
+const etcdHost = (c: ClusterContext, s: NodeState | undefined) => c.host.groups.includes('etcd') || (s !== undefined && [...s.processes.values()].some((p) => p.name === 'etcd'));
+
+/**
+ * The member this host is, as the members that stay see it, and whether removing it
+ * is refused; `member` undefined when there is nothing to remove.
+ */
+async function judgeMember(c: ClusterContext, s: NodeState | undefined) {
+  const p = await askPeers(c);
+  const memberId = s?.etcd?.memberId;
+  const m = memberOf(p.view, c.host, memberId);
+  let refusal: string | undefined;
+  if (!m && memberId) {
+    refusal = `etcd here is member ${memberId}, which the members that stay (asked through ${p.peer.name}) do not list: it belongs to another etcd cluster; remove it by hand`;
+  } else if (m) {
+    const why = quorumVerdict(p.view, m, membersOf(p.view, c.etcdLeaving));
+    if (why && !c.options.allowQuorumLoss) refusal = `${why} (asked through ${p.peer.name}); pass --allow-quorum-loss if that is the intent`;
+  }
+  return { p, m, refusal };
+}
+
 export const etcdMember = clusterStep({
   name: 'etcd-member',
   description: "for an etcd host: through a member that stays, check health and quorum, save a snapshot (copied to the operator), and remove this host's member by its peer URL",
   cluster: {
-    async refuse(c) {
-      if (!c.host.groups.includes('etcd')) return undefined;
-      if (!c.etcdPeers.length && !c.options.allowQuorumLoss) {
-        return `${c.host.name} is the inventory's only etcd host: removing it ends the etcd cluster and its data; pass --allow-quorum-loss if that is the intent`;
+    async refuse(c, s) {
+      if (!etcdHost(c, s)) return undefined;
+      if (!c.etcdPeers.length) {
+        return c.options.allowQuorumLoss ? undefined : `${c.host.name} is the inventory's only etcd host: removing it ends the etcd cluster and its data; pass --allow-quorum-loss if that is the intent`;
       }
-      if (!c.etcdPeers.length) return undefined;
-      let p;
       try {
-        p = await askPeers(c);
+        return (await judgeMember(c, s)).refusal;
       } catch (e) {
         return `${c.host.name} is an etcd host, and ${(e as Error).message}: its member cannot be removed safely`;
       }
-      const m = memberOf(p.view, c.host);
-      const why = m && quorumVerdict(p.view, m);
-      return why && !c.options.allowQuorumLoss ? `${why} (asked through ${p.peer.name}); pass --allow-quorum-loss if that is the intent` : undefined;
     },
-    async run(c) {
-      if (!c.host.groups.includes('etcd')) return ok();
+    async run(c, s) {
+      if (!etcdHost(c, s)) return ok();
       if (!c.etcdPeers.length) return ok([], [`${c.host.name} is the only etcd host (--allow-quorum-loss): its data goes with the node reset, backed up first`]);
-      const p = await askPeers(c);
-      const m = memberOf(p.view, c.host);
-      if (!m) return ok([], [`no etcd member has a peer URL at ${c.host.address} (asked through ${p.peer.name}): nothing to remove`]);
-      const why = quorumVerdict(p.view, m);
-      if (why && !c.options.allowQuorumLoss) return { actions: [], failed: `${why} (asked through ${p.peer.name})` };
-      const snapshot = { what: `save an etcd snapshot on ${p.peer.name} and copy it to ${c.operatorBackupDir}`, script: 'etcdctl snapshot save' };
-      const remove = { what: `remove etcd member ${m.name || m.id} (${m.peerURLs.join(', ')}) through ${p.peer.name}`, script: `etcdctl member remove ${m.id}` };
-      if (c.check) return ok([snapshot, remove]);
-      const file = await saveSnapshot(c, p, m);
-      snapshot.what = `saved an etcd snapshot on ${p.peer.name}, copied to ${file}`;
-      await removeMember(p, m, c.log);
-      return ok([snapshot, remove]);
+      // One membership change at a time in the whole run, each judged on the cluster as the one before left it.
+      return c.etcdSerial(async () => {
+        const { p, m, refusal } = await judgeMember(c, s);
+        if (refusal) return { actions: [], failed: refusal };
+        if (!m) return ok([], [`no etcd member has a peer URL at ${c.host.address} (asked through ${p.peer.name}): nothing to remove`]);
+        const snapshot = { what: `save an etcd snapshot on ${p.peer.name} and copy it to ${c.operatorBackupDir}`, script: 'etcdctl snapshot save' };
+        const remove = { what: `remove etcd member ${m.name || m.id} (${m.peerURLs.join(', ')}) through ${p.peer.name}`, script: `etcdctl member remove ${m.id}` };
+        if (c.check) return ok([snapshot, remove]);
+        const file = await saveSnapshot(c, p, m);
+        snapshot.what = `saved an etcd snapshot on ${p.peer.name}, copied to ${file}`;
+        await removeMember(p, m, c.log);
+        return ok([snapshot, remove]);
+      });
     },
   },
 });

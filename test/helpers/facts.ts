@@ -4,6 +4,7 @@ import { ssh } from './sandbox.js';
  * Kernel and runtime views of one node, gathered in one SSH round trip: the
  * evidence the scenario tests assert on. Each section is raw command output.
  */
+// ctr is asked only while containerd runs: without it, ctr waits out its timeout and can list nothing.
 const SECTIONS: Record<string, string> = {
   listen: 'ss -Hltnp',
   netns: 'ip netns list | cut -d" " -f1',
@@ -13,8 +14,8 @@ const SECTIONS: Record<string, string> = {
   iptNft: 'iptables-save 2>/dev/null',
   iptLegacy: 'iptables-legacy-save 2>/dev/null',
   nftTables: 'nft list tables',
-  k8sContainers: 'timeout 3 ctr -n k8s.io containers ls -q 2>/dev/null',
-  k8sTasks: 'timeout 3 ctr -n k8s.io tasks ls 2>/dev/null | tail -n +2',
+  k8sContainers: '! pgrep -x containerd >/dev/null || timeout 3 ctr -n k8s.io containers ls -q 2>/dev/null',
+  k8sTasks: '! pgrep -x containerd >/dev/null || timeout 3 ctr -n k8s.io tasks ls 2>/dev/null | tail -n +2',
   dockerNames: 'docker ps --format "{{.Names}}" 2>/dev/null',
   shims: 'pgrep -f "^/usr/bin/containerd-shim" || true',
   k8sShims: 'pgrep -f "^/usr/bin/containerd-shim.* -namespace k8s\\.io " || true',
@@ -33,7 +34,7 @@ const SECTIONS: Record<string, string> = {
   ipsets: 'ipset list -n',
   // The purge tier, by kubespray's paths (the package-owned /usr/bin ones are not kubespray's to remove).
   installed: 'for f in /usr/local/bin/kubelet /usr/local/bin/kubeadm /usr/local/bin/kubectl /usr/local/bin/etcd /usr/local/bin/etcdctl /usr/local/bin/helm /usr/local/bin/calicoctl /usr/local/bin/nerdctl /opt/cni/bin /usr/libexec/kubernetes /etc/systemd/system/kubelet.service /etc/systemd/system/kubelet.service.d /etc/systemd/system/k8s-certs-renew.timer /etc/systemd/system/timers.target.wants/k8s-certs-renew.timer /etc/systemd/system/containerd.service.d/http-proxy.conf /etc/crictl.yaml /etc/modules-load.d/kubespray-br_netfilter.conf /etc/bash_completion.d/kubectl; do [ -e "$f" ] || [ -L "$f" ] && echo "$f"; done; true',
-  k8sImages: 'timeout 3 ctr -n k8s.io images ls -q 2>/dev/null',
+  k8sImages: '! pgrep -x containerd >/dev/null || timeout 3 ctr -n k8s.io images ls -q 2>/dev/null',
   userData: 'cat /srv/appdata/important.db 2>/dev/null',
 };
 
