@@ -124,7 +124,7 @@ describe('decommission on the cluster scenario (3 nodes, etcd on node1)', () => 
     expect(plan.code, plan.err).toBe(0);
     const evicts = [...new Set([...plan.out.matchAll(/^evicting pod (\S+) \(server dry run\)$/gm)].map((m) => m[1]))].sort();
     const ignored = /ignoring DaemonSet-managed Pods: ([^;\n]+)/.exec(plan.err)![1]!.split(', ').sort();
-    // Every web pod is needed: the budget allows no eviction until the ReplicaSet has a fourth.
+    // Every web pod is needed: the budget allows no eviction until the Deployment is scaled to a fourth.
     ok('patch', 'pdb', 'web', '--type=merge', '-p', '{"spec":{"minAvailable":3}}');
     // When the VolumeAttachment is gone (the sandbox's CSI driver takes 3 s to detach), as a watch sees it.
     // Stamped by the shell as each line arrives: the test's own event loop blocks on its synchronous kubectl calls.
@@ -138,7 +138,7 @@ describe('decommission on the cluster scenario (3 nodes, etcd on node1)', () => 
     expect(host(second.report, 'node3').refused).toMatch(/^another decom run \(\S+\) is working on this node now/);
     sleep(3);
     expect(ok('get', 'pods', '-l', 'app=web', '-o', 'jsonpath={.items[*].spec.nodeName}')).toMatch(/node3/); // still waiting
-    ok('patch', 'rs', 'web-7c5ddbdf54', '--type=merge', '-p', '{"spec":{"replicas":4}}');
+    ok('patch', 'deployment', 'web', '--type=merge', '-p', '{"spec":{"replicas":4}}');
     const done = await run.done;
     const r = JSON.parse(done.out.slice(done.out.indexOf('{\n'))) as RunReport;
     expect(done.code, done.out).toBe(0);

@@ -1,19 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { down, up } from './helpers/sandbox.js';
-import { KUBECONFIG, kubectl, ok, requireKubectl, workloadsOn } from './helpers/kubectl.js';
-import { checkDrain, drainNode, planDrain, planFor, selects, waitDetached, type Kube } from '../src/cluster/drain.js';
+import { runJson } from './helpers/run.js';
+import { kubectl, requireKubectl } from './helpers/kubectl.js';
+import { planDrain, selects } from '../src/cluster/drain.js';
 import type { V1Pod } from '@kubernetes/client-node';
-import { kubeClients } from '../src/cluster/kubeconfig.js';
-
-/** What the API and the node hold for a node: to prove a refusal changed nothing. */
-const snapshot = (node: string) => `${ok('get', 'node', node, '-o', 'jsonpath={.spec}')}\n${ok('get', 'pods', '-A', '-o', 'name', '--field-selector', `spec.nodeName=${node}`)}\n${workloadsOn(node).join(' ')}`;
-/** kubectl's drain --dry-run=server: the pods it would evict and the DaemonSet pods it ignores. */
-function kubectlPlan(node: string, ...flags: string[]) {
-  const r = kubectl('drain', node, '--ignore-daemonsets', '--dry-run=server', ...flags);
-  const evict = [...r.out.matchAll(/^evicting pod (\S+) \(server dry run\)$/gm)].map((m) => m[1] as string);
-  const ignored = /ignoring DaemonSet-managed Pods: ([^;\n]+)/.exec(r.err)?.[1]?.split(', ') ?? [];
-  return { code: r.code, err: r.err, evict: [...new Set(evict)].sort(), ignored: ignored.sort() };
-}
 
 describe("the drain's plan: kubectl's filters, as a table", () => {
   const pod = (name: string, o: { owner?: string; phase?: string; mirror?: boolean; emptyDir?: boolean } = {}): V1Pod => ({
@@ -61,64 +54,40 @@ describe("the drain's plan: kubectl's filters, as a table", () => {
   });
 });
 
-describe("decom's drain against kubectl's, on the cluster scenario with a blocking budget (pdb-blocked)", () => {
-  let k: Kube;
-  const soon = (s: number) => Date.now() + s * 1000;
-
-  beforeAll(async () => {
-    requireKubectl();
-    up(['--nodes', '3', '--scenario', 'pdb-blocked']);
-    k = (await kubeClients(KUBECONFIG))!;
-  });
+describe('parity with kubectl drain: decom on one fresh cluster sandbox, kubectl on another, compared', () => {
+  beforeAll(requireKubectl);
   afterAll(() => down());
+  // Pod names differ between sandboxes by their random suffix; their owners (ReplicaSet, DaemonSet) do not.
+  const owners = (pods: Iterable<string>) => [...pods].map((p) => p.replace(/-[a-z0-9]{5}$/, '')).sort();
 
-  it('plans for the last worker exactly what kubectl drain evicts and ignores (and --dry-run=server changes nothing)', async () => {
-    const before = snapshot('node3');
-    const theirs = kubectlPlan('node3', '--delete-emptydir-data');
+  it('both refuse the first worker without --force naming the bare pod; on the last worker both evict and ignore the same pods', () => {
+    const state = mkdtempSync(join(tmpdir(), 'decom-parity-'));
+    up(['--nodes', '3', '--scenario', 'cluster']);
+    const refused = runJson(['node2', '--yes', '--delete-emptydir-data'], state);
+    const r = runJson(['node3', '--yes'], state);
+    expect(r.code, r.stderr).toBe(0);
+    const node3 = r.report.hosts.find((h) => h.host === 'node3')!;
+    const ours = {
+      evicted: owners(node3.steps.find((s) => s.name === 'drain')!.actions.filter((a) => a.what.startsWith('evict pod ')).map((a) => a.what.slice('evict pod '.length))),
+      ignored: owners(/^ignoring DaemonSet-managed Pods \(the node reset stops them\): (.+)$/m.exec((node3.warnings ?? []).join('\n'))![1]!.split(', ')),
+    };
+    down();
+
+    up(['--nodes', '3', '--scenario', 'cluster']);
+    const theirRefusal = kubectl('drain', 'node2', '--ignore-daemonsets', '--delete-emptydir-data', '--timeout=60s');
+    const theirs = kubectl('drain', 'node3', '--ignore-daemonsets', '--delete-emptydir-data', '--timeout=90s');
     expect(theirs.code, theirs.err).toBe(0);
-    const ours = await planFor(k, 'node3', { force: false, deleteEmptyDirData: true });
-    expect(ours.refusals).toEqual([]);
-    expect(ours.evict.map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`).sort()).toEqual(theirs.evict);
-    expect(ours.skipped.filter((s) => s.why === 'DaemonSet-managed').map((s) => s.pod).sort()).toEqual(theirs.ignored);
-    expect(theirs.evict.some((p) => p.startsWith('default/db-'))).toBe(true);
-    expect(snapshot('node3')).toBe(before);
-  });
+    const said = `${theirs.out}${theirs.err}`;
+    expect({
+      evicted: owners(new Set([...said.matchAll(/^evicting pod (\S+)$/gm)].map((m) => m[1]!))),
+      ignored: owners(/ignoring DaemonSet-managed Pods: ([^;\n]+)/.exec(said)![1]!.split(', ')),
+    }).toEqual(ours);
+    expect(ours.evicted).toEqual(['default/db-6b9f7d5c8', 'default/web-7c5ddbdf54', 'default/web-7c5ddbdf54']);
 
-  it('refuses the first worker without --force, naming the bare pod as kubectl does, with nothing changed', async () => {
-    const before = snapshot('node2');
-    const theirs = kubectlPlan('node2', '--delete-emptydir-data');
-    expect(theirs.code).toBe(1);
     const refusal = 'cannot delete Pods that declare no controller (use --force to override): default/debug-shell';
-    expect(theirs.err).toContain(refusal);
-    const check = await checkDrain(k, 'node2', { force: false, deleteEmptyDirData: true, disableEviction: false });
-    expect(check.refusal).toBe(`cannot drain node "node2": ${refusal}`);
-    expect(snapshot('node2')).toBe(before);
-  });
-
-  it('with --force, the preflight stops at the budget that never allows a disruption (maxUnavailable 0), naming it and the pod, before the cordon', async () => {
-    const before = snapshot('node2');
-    const ledger = ok('get', 'pods', '-l', 'app=ledger', '-o', 'jsonpath={.items[0].metadata.name}');
-    const check = await checkDrain(k, 'node2', { force: true, deleteEmptyDirData: true, disableEviction: false });
-    expect(check.refusal).toBe(
-      `cannot drain node "node2": a PodDisruptionBudget allows no disruption, at any scale: default/${ledger} (PodDisruptionBudget default/ledger: The disruption budget ledger needs 1 healthy pods and has 1 currently)`,
-    );
-    expect(check.plan.warnings).toEqual(['deleting Pods that declare no controller: default/debug-shell']);
-    expect(snapshot('node2')).toBe(before);
-    expect(workloadsOn('node2')).toContain(ledger);
-  });
-
-  it('drains the last worker: cordons, evicts (retrying what the web budget blocks), waits until the pods are gone, and the CSI volume detaches', async () => {
-    const plan = await planFor(k, 'node3', { force: false, deleteEmptyDirData: true });
-    const lines: string[] = [];
-    const r = await drainNode(k, 'node3', { force: false, deleteEmptyDirData: true, disableEviction: false, deadline: soon(90), retryMs: 2000 }, (l) => lines.push(l));
-    expect(r.evicted.sort()).toEqual(plan.evict.map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`).sort());
-    expect(lines[0]).toBe('node/node3 cordoned');
-    expect(r.cordoned).toBe(true);
-    expect(ok('get', 'node', 'node3', '-o', 'jsonpath={.spec.unschedulable}')).toBe('true');
-    // Every evicted pod is gone from the API and from the node; their ReplicaSets run them elsewhere.
-    expect(ok('get', 'pods', '-A', '-o', 'name', '--field-selector', 'spec.nodeName=node3').split('\n').filter((p) => p && !/(calico-node|kube-proxy)-/.test(p))).toEqual([]);
-    expect(workloadsOn('node3')).toEqual([]);
-    expect(await waitDetached(k, 'node3', soon(20))).toEqual([]);
-    expect(ok('get', 'volumeattachments', '-o', 'jsonpath={range .items[*]}{.spec.nodeName}{"\\n"}{end}').trim()).toBe('node2');
+    expect(theirRefusal.code).toBe(1);
+    expect(theirRefusal.err).toContain(refusal);
+    expect(refused.code).toBe(4);
+    expect(refused.report.hosts[0]!.refused).toBe(`cannot drain node "node2": ${refusal}`);
   });
 });

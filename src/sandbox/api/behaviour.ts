@@ -288,6 +288,23 @@ export function replicaSetController(store: Store): void {
   }
 }
 
+/**
+ * The Deployment controller, as far as the scenarios need it: its replicas go to the
+ * ReplicaSet it owns (one; no rollouts), and its status follows that ReplicaSet's.
+ */
+export function deploymentController(store: Store): void {
+  const sets = store.list('replicasets');
+  for (const d of store.list('deployments')) {
+    const rs = sets.find((x) => ownedBy(x, d) && !x.metadata.deletionTimestamp);
+    if (!rs) continue;
+    const want = Number(((d.spec ?? {}) as Any).replicas ?? 1);
+    if (Number(((rs.spec ?? {}) as Any).replicas ?? 1) !== want) store.update('replicasets', { ...rs, spec: { ...(rs.spec ?? {}), replicas: want } }, 'apps');
+    const r = (rs.status ?? {}) as Any;
+    const status = { replicas: r.replicas ?? 0, updatedReplicas: r.replicas ?? 0, readyReplicas: r.readyReplicas ?? 0, availableReplicas: r.availableReplicas ?? 0, observedGeneration: d.metadata.generation ?? 1 };
+    if (JSON.stringify(d.status) !== JSON.stringify(status)) store.update('deployments', { ...d, status }, 'apps');
+  }
+}
+
 /** A pod of a controller's template: its labels, spec and ownerReference. */
 function podFor(owner: Obj, kind: string, spec: Any): Obj {
   const tpl = (((owner.spec ?? {}) as Any).template ?? {}) as Any;

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { attachDetachController, daemonSetController, namespaceController, podGarbageCollector, nodeIpamController, nodeLifecycleController, replicaSetController, scheduler, seed } from './behaviour.js';
+import { attachDetachController, daemonSetController, deploymentController, namespaceController, podGarbageCollector, nodeIpamController, nodeLifecycleController, replicaSetController, scheduler, seed } from './behaviour.js';
 import { createApiServer } from './server.js';
 import { Store } from './store.js';
 import type { ApiConfig } from './control.js';
@@ -26,6 +26,7 @@ const controllers: [string, (s: Store) => void][] = [
   ['node-lifecycle', (s) => nodeLifecycleController(s, config.nodeMonitorGracePeriodSeconds ?? 50)],
   ['pod-gc', podGarbageCollector],
   ['daemonset', daemonSetController],
+  ['deployment', deploymentController],
   ['replicaset', replicaSetController],
   ['scheduler', scheduler],
   ['attach-detach', attachDetachController],
