@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { down, up } from './helpers/sandbox.js';
 import { runJson } from './helpers/run.js';
-import { kubectl, requireKubectl } from './helpers/kubectl.js';
+import { kubectl, ok, requireKubectl } from './helpers/kubectl.js';
 import { planDrain, selects } from '../src/cluster/drain.js';
 import type { V1Pod } from '@kubernetes/client-node';
 
@@ -75,6 +75,9 @@ describe('parity with kubectl drain: decom on one fresh cluster sandbox, kubectl
 
     up(['--nodes', '3', '--scenario', 'cluster']);
     const theirRefusal = kubectl('drain', 'node2', '--ignore-daemonsets', '--delete-emptydir-data', '--timeout=60s');
+    // kubectl cordons before it refuses (decom refuses first, changing nothing): node2 must take node3's pods.
+    expect(ok('get', 'node', 'node2', '-o', 'jsonpath={.spec.unschedulable}')).toBe('true');
+    ok('uncordon', 'node2');
     const theirs = kubectl('drain', 'node3', '--ignore-daemonsets', '--delete-emptydir-data', '--timeout=90s');
     expect(theirs.code, theirs.err).toBe(0);
     const said = `${theirs.out}${theirs.err}`;
