@@ -13,7 +13,6 @@ import {
   playbookJsonSchema,
   resolvePlaybook,
   selectSteps,
-  type Condition,
   type StepCatalogue,
 } from '../src/playbook/index.js';
 import { UserError } from '../src/util/errors.js';

@@ -43,6 +43,10 @@ describe('decom run: bad input', () => {
     refused(cli('node1', '--yes', '--kubeconfig', kc, '--drain-timeout', '5 minutes'), /--drain-timeout "5 minutes": expected a duration such as 300, 90s or 5m/);
     refused(cli('node1', '--yes', '--kubeconfig', kc, '--keep-installed', '--purge'), /--keep-installed and --purge contradict/);
     refused(cli('node1', '--yes', '--kubeconfig', kc, '--playbook', 'reset', '--force', '--keep-installed'), /--force, --keep-installed: only for playbooks with cluster steps/);
+    // An API server on a host the run removes: refused before any host is contacted (exit 4).
+    const local = book('kubeconfig-local', 'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://198.18.0.201:6443"}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: here, context: {cluster: c, user: u}}]\ncurrent-context: here\n');
+    const stacked = cli('node1', '--yes', '--kubeconfig', local);
+    expect([stacked.code, stacked.stderr.trim()]).toEqual([4, "decom: the cluster's API at https://198.18.0.201:6443 is on node1, which this run removes: its Node could not be deleted once its control plane is gone; reach the API through another control plane or the load balancer (--kubeconfig, --context)"]);
     // $KUBECONFIG's files are merged as kubectl merges them (a missing one ignored): the contexts of both are there.
     const other = book('kubeconfig-2', 'apiVersion: v1\nkind: Config\nclusters: [{name: c2, cluster: {server: "https://198.18.0.253:6443"}}]\nusers: [{name: u2, user: {token: t}}]\ncontexts: [{name: there, context: {cluster: c2, user: u2}}]\n');
     const merged = decom(['run', inventory, 'node1', '--yes', '--context', 'nowhere', '--state-dir', join(dir, 'state')], { env: { KUBECONFIG: `${kc}:${join(dir, 'missing')}:${other}`, HOME: dir } });

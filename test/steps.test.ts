@@ -13,7 +13,7 @@ const state = (over: Partial<NodeState> = {}): NodeState => ({
   units: new Map(), runningUnits: new Set(), containers: [], kubeletHealthy: false, staticPods: [], clusterCAs: [], anchors: [], kubeconfigs: [], bundleTrusts: [], sysctl: [], routes: [], ipsets: [], installed: [], images: [], imagesUnlisted: false, dockerImages: [], ...over,
 });
 const ctx = (params: Record<string, unknown> = {}): StepContext => ({
-  runId: 'R', backupDir: '/var/backups/decom/R', host: 'node1', vars: {}, params, operatorBackupDir: '/tmp/b',
+  runId: 'R', backupDir: '/var/backups/decom/R', host: 'node1', vars: {}, params, operatorBackupDir: '/tmp/b', before: new Set(),
 });
 const plan = (step: string, s: NodeState, params: Record<string, unknown> = {}) =>
   STEPS[step]!.plan(s, ctx({ ...(STEPS[step]!.params.parse({}) as object), ...params }));

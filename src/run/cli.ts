@@ -127,6 +127,12 @@ export async function runCommand(inventoryFile: string, targets: string[], flags
   if (clusterSide && !kube) {
     throw inputError(`${playbook.file} works on the cluster through its API, and no kubeconfig was found (--kubeconfig, the inventory's decom_kubeconfig, $KUBECONFIG, ~/.kube/config); for the node side alone pass --playbook reset`);
   }
+  // The API must outlive the hosts: through a control plane this run removes, the Node could not be deleted at the end.
+  const apiHost = kube ? new URL(kube.server).hostname.replace(/^\[|\]$/g, '') : undefined;
+  const onTarget = apiHost ? hosts.find((h) => [h.address, h.vars.ip, h.vars.access_ip].includes(apiHost)) : undefined;
+  if (onTarget && kube) {
+    throw new UserError(`the cluster's API at ${kube.server} is on ${onTarget.name}, which this run removes: its Node could not be deleted once its control plane is gone; reach the API through another control plane or the load balancer (--kubeconfig, --context)`, 4);
+  }
   const kubeconfig = !clusterSide && (flags.kubeconfig !== undefined || process.env.KUBECONFIG) ? kubeconfigPath(flags.kubeconfig) : undefined;
   const purge = flags.purge || (clusterSide && !flags.keepInstalled && !flags.nodeIsDown);
   if (!flags.check && !flags.yes) await confirm(hosts, clusterSide);

@@ -5,7 +5,7 @@ import { ssh } from './sandbox.js';
  * evidence the scenario tests assert on. Each section is raw command output.
  */
 // ctr is asked only while containerd runs: without it, ctr waits out its timeout and can list nothing.
-const SECTIONS: Record<string, string> = {
+const SECTIONS = {
   listen: 'ss -Hltnp',
   netns: 'ip netns list | cut -d" " -f1',
   links: "ip -o link | awk -F': ' '{print $2}' | sed 's/@.*//'",
@@ -36,7 +36,7 @@ const SECTIONS: Record<string, string> = {
   installed: 'for f in /usr/local/bin/kubelet /usr/local/bin/kubeadm /usr/local/bin/kubectl /usr/local/bin/etcd /usr/local/bin/etcdctl /usr/local/bin/helm /usr/local/bin/calicoctl /usr/local/bin/nerdctl /opt/cni/bin /usr/libexec/kubernetes /etc/systemd/system/kubelet.service /etc/systemd/system/kubelet.service.d /etc/systemd/system/k8s-certs-renew.timer /etc/systemd/system/timers.target.wants/k8s-certs-renew.timer /etc/systemd/system/containerd.service.d/http-proxy.conf /etc/crictl.yaml /etc/modules-load.d/kubespray-br_netfilter.conf /etc/bash_completion.d/kubectl; do [ -e "$f" ] || [ -L "$f" ] && echo "$f"; done; true',
   k8sImages: '! pgrep -x containerd >/dev/null || timeout 3 ctr -n k8s.io images ls -q 2>/dev/null',
   userData: 'cat /srv/appdata/important.db 2>/dev/null',
-};
+} as const satisfies Record<string, string>;
 
 export type Facts = Record<keyof typeof SECTIONS, string>;
 
