@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { spawn, spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -242,6 +242,8 @@ describe('decommission of a control-plane + etcd host in a 3-member real etcd cl
   });
 
   it('removes the member through one that stays: 2 members left, healthy; the snapshot is on the operator and etcdctl reads it; node3 clean and gone', () => {
+    // About 10 MB of data: the snapshot crosses in more than one chunk.
+    ssh('node1', 'for i in 1 2 3 4 5 6 7 8; do head -c 900000 /dev/urandom | base64 -w 0 | ETCDCTL_API=3 etcdctl put /decom-test/big$i >/dev/null; done');
     const r = runJson(['node3', '--yes'], state);
     expect(r.code, JSON.stringify(host(r.report, 'node3'))).toBe(0);
     expect(step(r.report, 'node3', 'etcd-member').actions.map((a) => a.what)).toEqual([
@@ -254,7 +256,8 @@ describe('decommission of a control-plane + etcd host in a 3-member real etcd cl
     const file = /copied to (\S+)$/.exec(step(r.report, 'node3', 'etcd-member').actions[0]!.what)![1]!;
     const status = spawnSync('etcdctl', ['snapshot', 'status', file, '-w', 'json'], { encoding: 'utf8', env: { ...process.env, ETCDCTL_API: '3' } });
     expect(status.status, status.stderr).toBe(0);
-    expect((JSON.parse(status.stdout) as { totalKey: number }).totalKey).toBeGreaterThan(0);
+    expect((JSON.parse(status.stdout) as { totalKey: number }).totalKey).toBeGreaterThan(8);
+    expect(statSync(file).size).toBeGreaterThan(8 * 1024 * 1024);
     // No copy of the cluster's data stays on the member it was taken through.
     expect(ssh('node1', 'ls -A /var/backups/decom 2>/dev/null; true').trim()).toBe('');
     expect(leftovers('node3')).toEqual([]);

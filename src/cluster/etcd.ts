@@ -8,7 +8,7 @@
  * the operator before it, and the member list read again after it.
  */
 import { createHash } from 'node:crypto';
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Host } from '../inventory/index.js';
 import { parseEtcd } from '../probes/parse.js';
@@ -100,27 +100,45 @@ export async function askPeers(c: ClusterContext): Promise<PeerView> {
 /** Where the snapshot is kept on the peer while it is copied: a folder of this run and host's own. */
 const peerSnapshot = (c: ClusterContext, m: Member) => `/var/backups/decom/${c.runId}-etcd-${c.host.name}/etcd-snapshot-${m.name || m.id}.db`;
 
+/** How much of the snapshot one round trip carries (base64 on the exec channel): a database of any size never sits in memory whole. */
+const CHUNK = 8 * 1024 * 1024;
+
 /**
- * `etcdctl snapshot save` on the peer, then copied to the operator's backup folder
- * (base64 over the exec channel, as the node backup), checked by its SHA-256, and
- * removed from the peer. Returns the operator's path.
+ * `etcdctl snapshot save` on the peer, then copied to the operator's backup folder in
+ * chunks over the exec channel (as the node backup: the same path with and without
+ * sudo), checked by its SHA-256, and removed from the peer. Returns the operator's path.
  */
 export async function saveSnapshot(c: ClusterContext, p: PeerView, m: Member): Promise<string> {
   const file = peerSnapshot(c, m);
   const dir = file.slice(0, file.lastIndexOf('/'));
+  const exec = async (script: string, what: string, timeoutSec: number) => {
+    const r = await p.t.exec(`${PRELUDE}set -e\n${script}`, { sudo: p.peer.become, timeoutSec });
+    if (r.code !== 0) throw new Error(`${p.peer.name}: ${what} failed: ${r.stderr.trim().split('\n').pop() ?? `exit ${r.code}`}`);
+    return r.stdout;
+  };
   try {
-    const r = await p.t.exec(
-      `${PRELUDE}set -e\n${ETCDCTL_ENV}\numask 077; mkdir -p ${q(dir)}; chmod 0700 ${q(dir)}\nET_TIMEOUT=600 ET_CMD_TIMEOUT=590s et snapshot save ${q(file)} >&2\nsha256sum ${q(file)} | cut -d' ' -f1\nbase64 -w 0 ${q(file)}\n`,
-      { sudo: p.peer.become, timeoutSec: 900 },
+    const saved = await exec(
+      `${ETCDCTL_ENV}\numask 077; mkdir -p ${q(dir)}; chmod 0700 ${q(dir)}\nET_TIMEOUT=600 ET_CMD_TIMEOUT=590s et snapshot save ${q(file)} >&2\nsha256sum ${q(file)} | cut -d' ' -f1\nwc -c < ${q(file)}\n`,
+      'etcdctl snapshot save',
+      900,
     );
-    if (r.code !== 0) throw new Error(`${p.peer.name}: etcdctl snapshot save failed: ${r.stderr.trim().split('\n').pop() ?? `exit ${r.code}`}`);
-    const [sum, b64] = r.stdout.trim().split('\n');
-    const data = Buffer.from(b64 ?? '', 'base64');
-    if (createHash('sha256').update(data).digest('hex') !== sum) throw new Error(`${p.peer.name}: the copy of the etcd snapshot does not match its SHA-256 sum on the node`);
+    const [sum, size] = saved.trim().split('\n');
     mkdirSync(c.operatorBackupDir, { recursive: true, mode: 0o700 });
     chmodSync(c.operatorBackupDir, 0o700);
     const out = join(c.operatorBackupDir, file.slice(file.lastIndexOf('/') + 1));
-    writeFileSync(out, data, { mode: 0o600 });
+    const fd = openSync(out, 'w', 0o600);
+    const hash = createHash('sha256');
+    try {
+      for (let i = 0; i * CHUNK < Number(size); i++) {
+        const b64 = await exec(`dd if=${q(file)} bs=${CHUNK} skip=${i} count=1 status=none | base64 -w 0`, 'reading the etcd snapshot', 120);
+        const chunk = Buffer.from(b64.trim(), 'base64');
+        hash.update(chunk);
+        writeSync(fd, chunk);
+      }
+    } finally {
+      closeSync(fd);
+    }
+    if (hash.digest('hex') !== sum) throw new Error(`${p.peer.name}: the copy of the etcd snapshot does not match its SHA-256 sum on the node`);
     return out;
   } finally {
     // The snapshot holds every Secret of the cluster: none stays on the peer, whatever happened to the copy.

@@ -60,9 +60,20 @@ export const drain = clusterStep({
         if ((node.spec?.taints ?? []).some((t) => t.key === OUT_OF_SERVICE.key)) return ok();
         const action = { what: `taint Node ${c.nodeName} ${OUT_OF_SERVICE.key}=${OUT_OF_SERVICE.value}:${OUT_OF_SERVICE.effect} (its pods are deleted, its volumes detached)`, script: `PATCH /api/v1/nodes/${c.nodeName}` };
         if (!c.check) {
+          // The taint list is written whole: with the resourceVersion read, so a change the node lifecycle
+          // controller made meanwhile is a 409, and the list is read again.
           const { setHeaderOptions, PatchStrategy } = await import('@kubernetes/client-node');
-          const taints = [...(node.spec?.taints ?? []), OUT_OF_SERVICE];
-          await c.kube.core.patchNode({ name: c.nodeName, body: { spec: { taints } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+          for (let current = node, tries = 1; ; tries++) {
+            const taints = [...(current.spec?.taints ?? []), OUT_OF_SERVICE];
+            const body = { metadata: { resourceVersion: current.metadata?.resourceVersion }, spec: { taints } };
+            try {
+              await c.kube.core.patchNode({ name: c.nodeName, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+              break;
+            } catch (e) {
+              if ((e as { code?: number }).code !== 409 || tries >= 5) throw e;
+              current = (await readNode(c)) ?? current;
+            }
+          }
         }
         return ok([action]);
       }
