@@ -7,7 +7,9 @@ import { parse, stringify } from 'yaml';
 import { decom, down, ssh, up } from './helpers/sandbox.js';
 import { leftovers } from './helpers/residue.js';
 import { INVENTORY, runJson, startRun, until, type RunReport } from './helpers/run.js';
+import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { quorumVerdict } from '../src/cluster/etcd.js';
+import { homeless } from '../src/cluster/node.js';
 import type { EtcdView } from '../src/probes/state.js';
 import { KUBECONFIG, kubectl, ok, requireKubectl, sleep, workloadsOn } from './helpers/kubectl.js';
 
@@ -56,6 +58,28 @@ describe('etcd quorum, judged on what the whole run leaves', () => {
     expect(quorumVerdict(v, m('d'), [m('c')])).toBeUndefined();
     expect(quorumVerdict(v, m('d'), [m('c'), m('b')])).toBe('removing etcd member d (with c, b, also removed by this run) leaves 2 members of which 1 healthy, fewer than the 2 a quorum needs');
     expect(quorumVerdict(view(['a', 'b'], ['a', 'b']), m('a'), [m('b')])).toBe('this run removes every voting etcd member (a, b): that ends the cluster');
+  });
+});
+
+describe('where evicted pods could go', () => {
+  const node = (name: string, o: { taint?: string; unschedulable?: boolean; ready?: boolean; labels?: Record<string, string> } = {}): V1Node => ({
+    metadata: { name, labels: o.labels ?? {} },
+    spec: { unschedulable: o.unschedulable ?? false, taints: o.taint ? [{ key: o.taint, effect: 'NoSchedule' }] : [] },
+    status: { conditions: [{ type: 'Ready', status: o.ready === false ? 'Unknown' : 'True' }] },
+  });
+  const pod = (name: string, o: { bare?: boolean; tolerate?: string; selector?: Record<string, string> } = {}): V1Pod => ({
+    metadata: { name, namespace: 'ns', ...(o.bare ? {} : { ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: 'u', controller: true }] }) },
+    spec: { containers: [], ...(o.tolerate ? { tolerations: [{ key: o.tolerate, operator: 'Exists', effect: 'NoSchedule' }] } : {}), ...(o.selector ? { nodeSelector: o.selector } : {}) },
+  });
+  const names = (ps: V1Pod[]) => ps.map((p) => p.metadata!.name);
+  const cp = node('cp', { taint: 'node-role.kubernetes.io/control-plane' });
+  it('needs a Ready, schedulable node outside the run whose taints the pod tolerates and whose labels match its nodeSelector', () => {
+    const pods = [pod('web'), pod('tolerant', { tolerate: 'node-role.kubernetes.io/control-plane' }), pod('bare', { bare: true }), pod('ssd', { selector: { disk: 'ssd' } })];
+    expect(names(homeless(pods, [cp, node('w1'), node('w2')], new Set(['w1', 'w2'])))).toEqual(['web', 'ssd']);
+    expect(names(homeless(pods, [cp, node('w1'), node('w2', { unschedulable: true })], new Set(['w1'])))).toEqual(['web', 'ssd']);
+    expect(names(homeless(pods, [cp, node('w1'), node('w2', { ready: false })], new Set(['w1'])))).toEqual(['web', 'ssd']);
+    expect(names(homeless(pods, [cp, node('w1'), node('w2')], new Set(['w1'])))).toEqual(['ssd']);
+    expect(names(homeless(pods, [cp, node('w1'), node('w2', { labels: { disk: 'ssd' } })], new Set(['w1'])))).toEqual([]);
   });
 });
 

@@ -3,7 +3,7 @@
  * reset), the interlocks that prove the inventory's host is the Node's machine and
  * not the last control plane, and its removal with what the API keeps for it.
  */
-import type { V1Node } from '@kubernetes/client-node';
+import type { V1Node, V1Pod, V1Taint } from '@kubernetes/client-node';
 import type { NodeState } from '../probes/index.js';
 import type { Finding } from '../verify/rules.js';
 import type { ClusterContext } from './context.js';
@@ -96,14 +96,31 @@ export async function nodeInterlock(c: ClusterContext, s: NodeState | undefined)
   return undefined;
 }
 
-/** Nodes other than those this run removes that can take pods now: Ready, schedulable, no NoSchedule/NoExecute taint. */
-export async function schedulableElsewhere(c: ClusterContext): Promise<string[]> {
-  const nodes = (await c.kube.core.listNode()).items;
-  return nodes
-    .filter((n) => !c.leaving.has(n.metadata?.name ?? '') && !n.spec?.unschedulable && ready(n))
-    .filter((n) => !(n.spec?.taints ?? []).some((t) => t.effect === 'NoSchedule' || t.effect === 'NoExecute'))
-    .map((n) => n.metadata?.name ?? '');
+const tolerates = (p: V1Pod, t: V1Taint) =>
+  (p.spec?.tolerations ?? []).some(
+    (x) => (!x.effect || x.effect === t.effect) && (x.operator === 'Exists' ? !x.key || x.key === t.key : x.key === t.key && (x.value ?? '') === (t.value ?? '')),
+  );
+
+/**
+ * The pods (of a controller: a bare pod is not recreated) that no other Node could
+ * take: none outside this run's targets is Ready, schedulable, matches the pod's
+ * nodeSelector and has only NoSchedule/NoExecute taints the pod tolerates.
+ */
+export function homeless(pods: V1Pod[], nodes: V1Node[], leaving: ReadonlySet<string>): V1Pod[] {
+  const open = nodes.filter((n) => !leaving.has(n.metadata?.name ?? '') && !n.spec?.unschedulable && ready(n));
+  return pods.filter(
+    (p) =>
+      p.metadata?.ownerReferences?.some((o) => o.controller) &&
+      !open.some(
+        (n) =>
+          Object.entries(p.spec?.nodeSelector ?? {}).every(([k, v]) => n.metadata?.labels?.[k] === v) &&
+          (n.spec?.taints ?? []).every((t) => (t.effect !== 'NoSchedule' && t.effect !== 'NoExecute') || tolerates(p, t)),
+      ),
+  );
 }
+
+/** The Nodes, for homeless(). */
+export const listNodes = async (c: ClusterContext): Promise<V1Node[]> => (await c.kube.core.listNode()).items;
 
 /** One API change the cluster steps made (or would make): what, and the request. */
 export interface ApiAction {

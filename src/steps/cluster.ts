@@ -10,7 +10,7 @@ import type { ClusterContext } from '../cluster/context.js';
 import { checkDrain, drainNode, DrainError, waitDetached, type DrainCheck } from '../cluster/drain.js';
 import { askPeers, memberOf, membersOf, quorumVerdict, removeMember, saveSnapshot } from '../cluster/etcd.js';
 import type { NodeState } from '../probes/index.js';
-import { readNode, removeNode, schedulableElsewhere } from '../cluster/node.js';
+import { homeless, listNodes, readNode, removeNode } from '../cluster/node.js';
 
 const OUT_OF_SERVICE = { key: 'node.kubernetes.io/out-of-service', value: 'nodeshutdown', effect: 'NoExecute' };
 
@@ -26,15 +26,16 @@ const clusterStep = (s: Pick<Step, 'name' | 'description' | 'cluster'>): Step =>
 
 const ok = (actions: ClusterOutcome['actions'] = [], warnings: string[] = []): ClusterOutcome => ({ actions, warnings });
 
-/** Why the drain must not start: kubectl's refusals, a budget that never allows, or nowhere for the pods to go. */
+/** Why the drain must not start: kubectl's refusals, a budget that never allows, or nowhere for its pods to go. */
 async function drainRefusal(c: ClusterContext, chk: DrainCheck): Promise<string | undefined> {
   if (chk.refusal) return chk.refusal;
   // Finished pods need nowhere to go.
   const moving = chk.plan.evict.filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
   if (!moving.length) return undefined;
-  if ((await schedulableElsewhere(c)).length) return undefined;
-  const pods = moving.map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`);
-  return `Node ${c.nodeName} is the last schedulable node this run leaves: its pods (${pods.join(', ')}) could not move anywhere; add a node, or uncordon one, first`;
+  const stuck = homeless(moving, await listNodes(c), c.leaving);
+  if (!stuck.length) return undefined;
+  const pods = stuck.map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`);
+  return `no Node this run leaves could take ${pods.join(', ')} from ${c.nodeName} (Ready, schedulable, its taints tolerated, its nodeSelector matched); add a node, or uncordon one, first`;
 }
 
 const drainFlags = (c: ClusterContext) => ({ force: c.options.force, deleteEmptyDirData: c.options.deleteEmptyDirData, disableEviction: c.options.disableEviction });
