@@ -103,19 +103,16 @@ const tolerates = (p: V1Pod, t: V1Taint) =>
 
 /**
  * The pods (of a controller: a bare pod is not recreated) that no other Node could
- * take: none outside this run's targets is Ready, schedulable, matches the pod's
- * nodeSelector and has only NoSchedule/NoExecute taints the pod tolerates.
+ * take: none outside this run's targets is Ready, schedulable and has only
+ * NoSchedule/NoExecute taints the pod tolerates. The pod's nodeSelector is not asked:
+ * its replacement is made from its controller's template, which may say otherwise.
  */
 export function homeless(pods: V1Pod[], nodes: V1Node[], leaving: ReadonlySet<string>): V1Pod[] {
   const open = nodes.filter((n) => !leaving.has(n.metadata?.name ?? '') && !n.spec?.unschedulable && ready(n));
   return pods.filter(
     (p) =>
       p.metadata?.ownerReferences?.some((o) => o.controller) &&
-      !open.some(
-        (n) =>
-          Object.entries(p.spec?.nodeSelector ?? {}).every(([k, v]) => n.metadata?.labels?.[k] === v) &&
-          (n.spec?.taints ?? []).every((t) => (t.effect !== 'NoSchedule' && t.effect !== 'NoExecute') || tolerates(p, t)),
-      ),
+      !open.some((n) => (n.spec?.taints ?? []).every((t) => (t.effect !== 'NoSchedule' && t.effect !== 'NoExecute') || tolerates(p, t))),
   );
 }
 

@@ -35,7 +35,7 @@ async function drainRefusal(c: ClusterContext, chk: DrainCheck): Promise<string 
   const stuck = homeless(moving, await listNodes(c), c.leaving);
   if (!stuck.length) return undefined;
   const pods = stuck.map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`);
-  return `no Node this run leaves could take ${pods.join(', ')} from ${c.nodeName} (Ready, schedulable, its taints tolerated, its nodeSelector matched); add a node, or uncordon one, first`;
+  return `no Node this run leaves could take ${pods.join(', ')} from ${c.nodeName} (Ready, schedulable, its taints tolerated); add a node, or uncordon one, first`;
 }
 
 const drainFlags = (c: ClusterContext) => ({ force: c.options.force, deleteEmptyDirData: c.options.deleteEmptyDirData, disableEviction: c.options.disableEviction });
