@@ -12,7 +12,9 @@
  *     detached (its VolumeAttachments and status.volumesAttached).
  */
 import type { V1LabelSelector, V1Pod, V1PodDisruptionBudget } from '@kubernetes/client-node';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Kube } from './context.js';
+import { apiStatus, codeOf, errorLine } from './kubeconfig.js';
 
 export type { Kube };
 
@@ -40,16 +42,8 @@ export interface DrainPlan {
 }
 
 
-/** The drain cannot start or cannot finish; nothing on the node has been touched. */
-export class DrainError extends Error {
-  constructor(
-    message: string,
-    /** True when nothing was changed in the API (refused before the cordon). */
-    readonly nothingChanged: boolean,
-  ) {
-    super(message);
-  }
-}
+/** The drain could not finish: the Node is cordoned, and nothing on the node has been touched. */
+export class DrainError extends Error {}
 
 const ref = (p: V1Pod) => `${p.metadata?.namespace}/${p.metadata?.name}`;
 const finished = (p: V1Pod) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
@@ -102,30 +96,10 @@ export function planDrain(pods: V1Pod[], daemonSets: Set<string>, o: Pick<DrainO
   return plan;
 }
 
-type ApiErr = { code?: number; body?: unknown };
-const codeOf = (e: unknown) => (e as ApiErr)?.code;
-/** An API error in one line: its Status message when it has one. */
-export const errorLine = (e: unknown): string => {
-  const body = (e as ApiErr)?.body;
-  try {
-    const status = typeof body === 'string' ? JSON.parse(body) : body;
-    if (status?.message) return `${status.message} (HTTP ${codeOf(e)})`;
-  } catch {
-    /* not a Status */
-  }
-  return String((e as Error)?.message ?? e).split('\n')[0] ?? '';
-};
-
 /** What a 429 says: the budget's cause ("The disruption budget web needs 2 healthy pods and has 1 currently"). */
 function budgetOf(e: unknown): string {
-  const body = (e as ApiErr)?.body;
-  let status: { message?: string; details?: { causes?: { message?: string }[] } } = {};
-  try {
-    status = typeof body === 'string' ? JSON.parse(body) : ((body ?? {}) as typeof status);
-  } catch {
-    /* a body that is not a Status: the message below says what we have */
-  }
-  return status.details?.causes?.[0]?.message ?? status.message ?? String((e as Error)?.message ?? e).split('\n')[0] ?? '';
+  const status = apiStatus(e);
+  return status?.details?.causes?.[0]?.message ?? status?.message ?? String((e as Error)?.message ?? e).split('\n')[0] ?? '';
 }
 
 async function podsOn(k: Kube, node: string): Promise<V1Pod[]> {
@@ -158,7 +132,6 @@ export async function planFor(k: Kube, node: string, o: Pick<DrainOptions, 'forc
   return planDrain(pods, daemonSets, o);
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const eviction = (p: V1Pod) => ({ apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: p.metadata?.name, namespace: p.metadata?.namespace } });
 
 /** Does a label selector (matchLabels and matchExpressions) select these labels? An empty selector selects everything. */
@@ -263,7 +236,7 @@ export async function drainNode(k: Kube, node: string, o: DrainOptions, log: (li
     log(`node/${node} cordoned`);
   }
   const plan = await planFor(k, node, o);
-  if (plan.refusals.length) throw new DrainError(`node "${node}" is cordoned but not drained: ${plan.refusals.join('; ')}`, false);
+  if (plan.refusals.length) throw new DrainError(`node "${node}" is cordoned but not drained: ${plan.refusals.join('; ')}`);
   for (const w of plan.warnings) log(`Warning: ${w}`);
   const retry = o.retryMs ?? 5000;
   let stop = false;
@@ -302,7 +275,7 @@ export async function drainNode(k: Kube, node: string, o: DrainOptions, log: (li
     }).map((x) => x.catch((e: unknown) => ((stop = true), Promise.reject(e)))),
   );
   const failed = settled.flatMap((r) => (r.status === 'rejected' ? [(r.reason as Error).message] : []));
-  if (failed.length) throw new DrainError(`node "${node}" is cordoned but not drained: ${failed.join('; ')}`, false);
+  if (failed.length) throw new DrainError(`node "${node}" is cordoned but not drained: ${failed.join('; ')}`);
   return { plan, cordoned, evicted: plan.evict.map(ref) };
 }
 

@@ -24,8 +24,8 @@ const PRELUDE = `has() { command -v "$1" >/dev/null; }
 has etcdctl || { echo 'etcdctl is not installed here' >&2; exit 3; }
 `;
 
-/** The addresses a host may have in its member's peer URL: the inventory's, kubespray's ip/access_ip/etcd_address. */
-function addressesOf(h: Host): Set<string> {
+/** The addresses a host may be reached at (a member's peer URL, an API server): the inventory's, kubespray's ip/access_ip/etcd_address. */
+export function addressesOf(h: Host): Set<string> {
   return new Set([h.address, h.vars.ip, h.vars.access_ip, h.vars.etcd_address].filter((a): a is string => typeof a === 'string' && a !== ''));
 }
 

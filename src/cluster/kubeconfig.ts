@@ -124,3 +124,28 @@ export async function operatorIdentity(path: string): Promise<{ caBodies: string
   const servers = cluster.server ? [cluster.server] : [];
   return body || servers.length ? { caBodies: body ? [body] : [], servers } : undefined;
 }
+
+/** An API error's code (client-node's ApiException), 404, 409, 429…; undefined for a network error. */
+export const codeOf = (e: unknown): number | undefined => (e as { code?: number })?.code;
+
+interface Status {
+  message?: string;
+  details?: { causes?: { message?: string }[] };
+}
+
+/** The Status an API error's body carries, when it carries one. */
+export function apiStatus(e: unknown): Status | undefined {
+  const body = (e as { body?: unknown })?.body;
+  try {
+    const status = (typeof body === 'string' ? JSON.parse(body) : body) as Status | undefined;
+    return status && typeof status === 'object' ? status : undefined;
+  } catch {
+    return undefined; // a body that is not a Status
+  }
+}
+
+/** An API error in one line: its Status message when it has one, else the error's first line (a network error). */
+export const errorLine = (e: unknown): string => {
+  const message = apiStatus(e)?.message;
+  return message ? `${message} (HTTP ${codeOf(e)})` : (String((e as Error)?.message ?? e).split('\n')[0] ?? '');
+};

@@ -3,12 +3,12 @@
  * reset), the interlocks that prove the inventory's host is the Node's machine and
  * not the last control plane, and its removal with what the API keeps for it.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { V1Node, V1Pod, V1Taint } from '@kubernetes/client-node';
 import type { NodeState } from '../probes/index.js';
 import type { Finding } from '../verify/rules.js';
 import type { ClusterContext } from './context.js';
-import { errorLine } from './drain.js';
-import { coreApi } from './kubeconfig.js';
+import { codeOf, coreApi, errorLine } from './kubeconfig.js';
 
 /** Per host name: findings (a Node object still there) and warnings (the API could not be asked). */
 export interface NodeCheck {
@@ -16,7 +16,6 @@ export interface NodeCheck {
   warnings: Map<string, string[]>;
 }
 
-const statusOf = (e: unknown): number | undefined => (e as { code?: number })?.code;
 
 /** Which of these names still have a Node object in the API (it re-registers a kubelet, and schedules pods). */
 export async function registeredNodes(kubeconfig: string, names: string[]): Promise<NodeCheck> {
@@ -38,7 +37,7 @@ export async function registeredNodes(kubeconfig: string, names: string[]): Prom
         const ready = node.status?.conditions?.find((c) => c.type === 'Ready')?.status ?? 'Unknown';
         findings.set(name, [{ kind: 'node-object', subject: name, detail: `Node still registered at ${server} (Ready=${ready})` }]);
       } catch (e) {
-        if (statusOf(e) === 404) return;
+        if (codeOf(e) === 404) return;
         warnings.set(name, [`could not ask ${server} for its Node object: ${(e as Error).message.split('\n')[0]}`]);
       }
     }),
@@ -55,7 +54,7 @@ export async function readNode(c: ClusterContext): Promise<V1Node | undefined> {
   try {
     return await c.kube.core.readNode({ name: c.nodeName });
   } catch (e) {
-    if (statusOf(e) === 404) return undefined;
+    if (codeOf(e) === 404) return undefined;
     throw new Error(`could not read Node ${c.nodeName} from ${c.kube.server}: ${errorLine(e)}`);
   }
 }
@@ -140,7 +139,7 @@ export async function removeNode(c: ClusterContext, apply: boolean): Promise<Api
       try {
         await del();
       } catch (e) {
-        if (statusOf(e) !== 404) throw new Error(`${what}: ${errorLine(e)}`);
+        if (codeOf(e) !== 404) throw new Error(`${what}: ${errorLine(e)}`);
       }
     }
     actions.push({ what, request });
@@ -149,14 +148,14 @@ export async function removeNode(c: ClusterContext, apply: boolean): Promise<Api
     await gone(`delete Node ${name}`, `DELETE /api/v1/nodes/${name}`, () => k.core.deleteNode({ name }));
     for (let i = 0; apply && (await readNode(c)); i++) {
       if (i >= 60) throw new Error(`Node ${name} is still registered 30 s after its deletion`);
-      await new Promise((r) => setTimeout(r, 500));
+      await sleep(500);
     }
   }
   for (const va of (await k.storage.listVolumeAttachment()).items.filter((v) => v.spec?.nodeName === name)) {
     const n = va.metadata?.name as string;
     await gone(`delete VolumeAttachment ${n} (of the deleted Node${apply ? '' : ', if still there then'})`, `DELETE /apis/storage.k8s.io/v1/volumeattachments/${n}`, () => k.storage.deleteVolumeAttachment({ name: n }));
   }
-  const exists = (read: () => Promise<unknown>) => read().then(() => true, (e: unknown) => (statusOf(e) === 404 ? false : Promise.reject(new Error(errorLine(e)))));
+  const exists = (read: () => Promise<unknown>) => read().then(() => true, (e: unknown) => (codeOf(e) === 404 ? false : Promise.reject(new Error(errorLine(e)))));
   if (await exists(() => k.storage.readCSINode({ name }))) {
     await gone(`delete CSINode ${name}`, `DELETE /apis/storage.k8s.io/v1/csinodes/${name}`, () => k.storage.deleteCSINode({ name }));
   }

@@ -13,7 +13,7 @@ import type { Journal } from './journal.js';
 import { roundTrip } from './round-trip.js';
 import type { ActionResult, Step, StepContext, StepResult } from './step.js';
 import type { ClusterContext } from '../cluster/context.js';
-import { errorLine } from '../cluster/drain.js';
+import { errorLine } from '../cluster/kubeconfig.js';
 import { nodeInterlock } from '../cluster/node.js';
 import { shQuote as q } from '../util/run.js';
 

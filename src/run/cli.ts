@@ -12,6 +12,7 @@ import { connector } from '../transport/connector.js';
 import { inputError, UserError } from '../util/errors.js';
 import { kubeClients, kubeconfigPath, operatorIdentity } from '../cluster/kubeconfig.js';
 import type { ClusterContext } from '../cluster/context.js';
+import { addressesOf } from '../cluster/etcd.js';
 import type { Transport } from '../transport/types.js';
 import { Journal, stateDir } from '../engine/journal.js';
 import { runExitCode, runFleet, type PlannedStep } from '../engine/engine.js';
@@ -129,11 +130,14 @@ export async function runCommand(inventoryFile: string, targets: string[], flags
   }
   // The API must outlive the hosts: through a control plane this run removes, the Node could not be deleted at the end.
   const apiHost = kube ? new URL(kube.server).hostname.replace(/^\[|\]$/g, '') : undefined;
-  const onTarget = apiHost ? hosts.find((h) => [h.address, h.vars.ip, h.vars.access_ip].includes(apiHost)) : undefined;
+  const onTarget = apiHost ? hosts.find((h) => addressesOf(h).has(apiHost)) : undefined;
   if (onTarget && kube) {
     throw new UserError(`the cluster's API at ${kube.server} is on ${onTarget.name}, which this run removes: its Node could not be deleted once its control plane is gone; reach the API through another control plane or the load balancer (--kubeconfig, --context)`, 4);
   }
-  const kubeconfig = !clusterSide && (flags.kubeconfig !== undefined || process.env.KUBECONFIG) ? kubeconfigPath(flags.kubeconfig) : undefined;
+  // The file whose cluster the operator uses: the decommission's, or (the reset alone) one given by flag or $KUBECONFIG.
+  const kubeconfig = clusterSide
+    ? (flags.kubeconfig ?? named[0] ?? kubeconfigPath())
+    : flags.kubeconfig !== undefined || process.env.KUBECONFIG ? kubeconfigPath(flags.kubeconfig) : undefined;
   const purge = flags.purge || (clusterSide && !flags.keepInstalled && !flags.nodeIsDown);
   if (!flags.check && !flags.yes) await confirm(hosts, clusterSide);
 
@@ -164,8 +168,7 @@ export async function runCommand(inventoryFile: string, targets: string[], flags
 
   const etcdHosts = (inventory.groups.get('etcd') ?? []).map((n) => inventory.hosts.get(n)).filter((h): h is Host => h !== undefined);
   const { connect, close } = await connector(flags.nodeIsDown ? [] : hosts, flags);
-  const kubeFile = kubeconfig ?? (clusterSide ? (flags.kubeconfig ?? named[0] ?? kubeconfigPath()) : undefined);
-  const operator = kubeFile ? await operatorIdentity(kubeFile) : undefined;
+  const operator = kubeconfig ? await operatorIdentity(kubeconfig) : undefined;
   // An etcd peer's one connection, over SSH (also with --connection local: the peer is another machine), with no
   // socket of the targets' own; shared by the hosts that ask it, forgotten when it fails, closed at the end.
   const peerConnector = clusterSide && etcdHosts.length ? await connector<Host>([], { ...flags, connection: 'ssh' }) : undefined;
@@ -218,7 +221,7 @@ export async function runCommand(inventoryFile: string, targets: string[], flags
     ...(maxFailPercent !== undefined ? { maxFailPercent } : {}),
   }).finally(closeAll);
   await reporter.done();
-  if (kubeconfig && !flags.check) {
+  if (!clusterSide && kubeconfig && !flags.check) {
     const { registeredNodes } = await import('../cluster/node.js');
     const nodes = await registeredNodes(kubeconfig, results.filter((r) => r.clean).map((r) => r.host));
     for (const r of results) {

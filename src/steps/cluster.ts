@@ -10,6 +10,7 @@ import type { ClusterContext } from '../cluster/context.js';
 import { checkDrain, drainNode, DrainError, waitDetached, type DrainCheck } from '../cluster/drain.js';
 import { askPeers, memberOf, membersOf, quorumVerdict, removeMember, saveSnapshot } from '../cluster/etcd.js';
 import type { NodeState } from '../probes/index.js';
+import { codeOf } from '../cluster/kubeconfig.js';
 import { homeless, listNodes, readNode, removeNode } from '../cluster/node.js';
 
 const OUT_OF_SERVICE = { key: 'node.kubernetes.io/out-of-service', value: 'nodeshutdown', effect: 'NoExecute' };
@@ -71,7 +72,7 @@ export const drain = clusterStep({
               await c.kube.core.patchNode({ name: c.nodeName, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
               break;
             } catch (e) {
-              if ((e as { code?: number }).code !== 409 || tries >= 5) throw e;
+              if (codeOf(e) !== 409 || tries >= 5) throw e;
               current = (await readNode(c)) ?? current;
             }
           }
