@@ -76,6 +76,35 @@ program
     process.exitCode = await runCommand(inventory, targets, o);
   });
 
+program
+  .command('audit')
+  .description('fleet hygiene, read-only: phantom pods, orphaned pod dirs, cgroups, netns, veths and IPAM leases, pods and namespaces stuck Terminating, stale Nodes, etcd members and VolumeAttachments')
+  .argument('<inventory>', "decom's inventory, or kubespray's/Ansible's hosts.yaml or INI")
+  .argument('[targets...]', 'host names, group names, or "all" (default: all)')
+  .option('--limit <pattern>', 'narrow the targets, as Ansible --limit (a,b  !host  &group)')
+  .addOption(new Option('--output <format>', 'what to print').choices(['table', 'json', 'prometheus', 'junit'] as const).default('table' as const))
+  .option('--textfile <file>', "also write the Prometheus metrics to this file, atomically (node-exporter's textfile collector reads *.prom)")
+  .option('--junit <file>', 'also write a JUnit XML report (a test case per host and kind)')
+  .option('--html <file>', 'also write a self-contained HTML report: hosts x kinds heat map, each finding with its evidence')
+  .option('--details', 'table: every finding, not the first 5 per host and kind', false)
+  .option('--stale-after <duration>', 'a Node NotReady this long is stale', '1h')
+  .option('--stuck-after <duration>', 'a pod or namespace Terminating this long past its deadline is stuck', '5m')
+  .option('--shard <I/N>', "audit share I of N of the hosts (an Indexed Job's JOB_COMPLETION_INDEX and completions); cluster-wide findings in share 0")
+  .addOption(new Option('--connection <how>', 'ssh to each host, or probe this machine (a DaemonSet pod with the host mounted)').choices(['ssh', 'local'] as const).default('ssh' as const))
+  .option('--known-hosts <file>', "known_hosts file to check host keys against (instead of the inventory's or ~/.ssh/known_hosts)")
+  .option('--accept-new-host-keys', 'record the key of a host seen for the first time (a changed key is always refused)', false)
+  .option('--kubeconfig <file>', "the cluster's API (default: the inventory's decom_kubeconfig, $KUBECONFIG, ~/.kube/config, the pod's service account)")
+  .option('--context <name>', 'the kubeconfig context to use')
+  .option('--no-api', 'do not ask the API: node-side kinds only (the report says which kinds were not checked)')
+  .addHelpText(
+    'after',
+    '\nExit codes: 0 nothing found, 1 residue found, 2 bad input, 3 a host or the API could not be checked, 4 --fix refused (its re-check disagrees).',
+  )
+  .action(async (inventory, targets, o) => {
+    const { auditCommand } = await import('./audit/cli.js');
+    process.exitCode = await auditCommand(inventory, targets, o);
+  });
+
 const sandbox = program
   .command('sandbox')
   .description('a cluster of real namespaced nodes on this machine, to watch decom work and try playbooks safely');

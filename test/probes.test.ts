@@ -7,6 +7,7 @@ import {
 } from '../src/probes/parse.js';
 import { findings, notes } from '../src/verify/rules.js';
 import type { NodeState } from '../src/probes/state.js';
+import { emptyState as blank } from '../src/probes/index.js';
 
 const fixture = (f: string) => readFileSync(join(import.meta.dirname, 'fixtures', 'crictl', f), 'utf8');
 
@@ -22,11 +23,7 @@ function procs(list: [number, number, string, string[]][]): ReturnType<typeof pa
   return parseProcs(`${stat}\n`, `${cmdline}\n`);
 }
 
-const emptyState = (): NodeState => ({
-  hostname: 'n', machineId: 'm', pid1: 'systemd', uid: 0, tools: new Set(), paths: [], processes: new Map(),
-  k8sCgroups: new Map(), listeners: [], mounts: [], netns: [], links: [], iptables: [], nftTables: [], ipvs: [],
-  units: new Map(), runningUnits: new Set(), containers: [], kubeletHealthy: false, staticPods: [], clusterCAs: [], anchors: [], kubeconfigs: [], bundleTrusts: [], sysctl: [], routes: [], ipsets: [], installed: [], images: [], imagesUnlisted: false, dockerImages: [],
-});
+const emptyState = (): NodeState => ({ ...blank(), hostname: 'n', machineId: 'm', pid1: 'systemd' });
 
 describe('probe parsers', () => {
   it("reads crictl's JSON (pods and containers) into sandboxes and containers", () => {

@@ -40,7 +40,7 @@ describe('decom run: bad input', () => {
     refused(cli('node1', '--yes'), /decommission\.yaml works on the cluster through its API, and no kubeconfig was found.*--playbook reset/);
     const kc = book('kubeconfig', 'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://198.18.0.254:6443"}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: here, context: {cluster: c, user: u}}]\ncurrent-context: here\n');
     refused(cli('node1', '--yes', '--kubeconfig', kc, '--context', 'there'), /--context there: no such context in .*kubeconfig \(it has here\)/);
-    refused(cli('node1', '--yes', '--kubeconfig', kc, '--drain-timeout', '5 minutes'), /--drain-timeout "5 minutes": expected a duration such as 300, 90s or 5m/);
+    refused(cli('node1', '--yes', '--kubeconfig', kc, '--drain-timeout', '5 minutes'), /--drain-timeout "5 minutes": expected a duration such as 300, 90s, 5m or 1h/);
     refused(cli('node1', '--yes', '--kubeconfig', kc, '--keep-installed', '--purge'), /--keep-installed and --purge contradict/);
     refused(cli('node1', '--yes', '--kubeconfig', kc, '--playbook', 'reset', '--force', '--keep-installed'), /--force, --keep-installed: only for playbooks with cluster steps/);
     // An API server on a host the run removes: refused before any host is contacted (exit 4).

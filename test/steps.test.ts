@@ -1,17 +1,14 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import type { NodeState } from '../src/probes/index.js';
+import { emptyState as blank } from '../src/probes/index.js';
 import type { StepContext } from '../src/engine/step.js';
 import { STEPS } from '../src/steps/index.js';
 import { etcdInterlock } from '../src/steps/services.js';
 import { parseIptablesSave } from '../src/probes/parse.js';
 import { findings } from '../src/verify/rules.js';
 
-const state = (over: Partial<NodeState> = {}): NodeState => ({
-  hostname: 'node1', machineId: 'm', pid1: 'systemd', uid: 0, tools: new Set(), paths: [], processes: new Map(),
-  k8sCgroups: new Map(), listeners: [], mounts: [], netns: [], links: [], iptables: [], nftTables: [], ipvs: [],
-  units: new Map(), runningUnits: new Set(), containers: [], kubeletHealthy: false, staticPods: [], clusterCAs: [], anchors: [], kubeconfigs: [], bundleTrusts: [], sysctl: [], routes: [], ipsets: [], installed: [], images: [], imagesUnlisted: false, dockerImages: [], ...over,
-});
+const state = (over: Partial<NodeState> = {}): NodeState => ({ ...blank(), hostname: 'node1', machineId: 'm', pid1: 'systemd', ...over });
 const ctx = (params: Record<string, unknown> = {}): StepContext => ({
   runId: 'R', backupDir: '/var/backups/decom/R', host: 'node1', vars: {}, params, operatorBackupDir: '/tmp/b', before: new Set(),
 });

@@ -20,6 +20,18 @@ export function kubeconfigPath(flag?: string): string | undefined {
   return existsSync(home) ? home : undefined;
 }
 
+/**
+ * The kubeconfig the inventory names for its cluster (decom_kubeconfig, a host or
+ * group variable): --kubeconfig overrides it, it overrides $KUBECONFIG. Hosts that
+ * name different files are different clusters: refused.
+ */
+export function inventoryKubeconfig(inventoryFile: string, hosts: { vars: Record<string, unknown> }[]): string | undefined {
+  const named = [...new Set(hosts.map((h) => h.vars.decom_kubeconfig).filter((v) => v !== undefined).map(String))];
+  if (named.length > 1) throw inputError(`${inventoryFile}: the hosts name different clusters in decom_kubeconfig (${named.join(', ')}): one cluster at a time`);
+  if (named[0] && !existsSync(named[0])) throw inputError(`${inventoryFile}: decom_kubeconfig ${named[0]}: no such file`);
+  return named[0];
+}
+
 /** The files $KUBECONFIG lists (kubectl's rule: missing ones are ignored). */
 const envFiles = () => (process.env.KUBECONFIG ?? '').split(':').filter((p) => p && existsSync(p));
 

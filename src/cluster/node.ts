@@ -5,6 +5,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { V1Node, V1Pod, V1Taint } from '@kubernetes/client-node';
+import type { Host } from '../inventory/index.js';
 import type { NodeState } from '../probes/index.js';
 import type { Finding } from '../verify/rules.js';
 import type { ClusterContext } from './context.js';
@@ -44,6 +45,11 @@ export async function registeredNodes(kubeconfig: string, names: string[]): Prom
   );
   return { findings, warnings };
 }
+
+/** The Node a host is: decom_node_name, kubespray's kube_override_hostname, else the inventory name. */
+export const nodeNameOf = (h: Host): string => String(h.vars.decom_node_name ?? h.vars.kube_override_hostname ?? h.name);
+/** Whether the Node's name comes from the inventory's variables (then the hostname need not match it). */
+export const nodeNamed = (h: Host): boolean => h.vars.decom_node_name !== undefined || h.vars.kube_override_hostname !== undefined;
 
 const CONTROL_PLANE = ['node-role.kubernetes.io/control-plane', 'node-role.kubernetes.io/master'];
 export const isControlPlane = (n: V1Node) => CONTROL_PLANE.some((l) => l in (n.metadata?.labels ?? {}));

@@ -4,18 +4,22 @@ import { TransportError } from '../transport/types.js';
 import { ALL_VIEWS, probeScript, type View } from './script.js';
 import {
   parseCertificates, parseCgroups, parseCrictl, parseKubeconfigs, parseCtr, parseDocker, parseDockerImages, parseEtcd, parseInstalled, parseIpvs, parseIptablesSave, parseLinks, parseManifests,
-  parseMeta, parseMountinfo, parseNetns, parseNftTables, parsePaths, parseProcs, parseRoutes, parseSs, parseSystemctlShow, splitSections,
+  parseMeta, parseMountinfo, parseNetns, parseNftTables, parsePaths, parsePodTraces, parseProcs, parseRoutes, parseSs, parseSystemctlShow, splitSections,
 } from './parse.js';
 import type { NodeState } from './state.js';
 
 export type { Container, NodeState, Proc } from './state.js';
-export { ALL_VIEWS, PURGE_VIEWS, VIEWS, type View } from './script.js';
+export { ALL_VIEWS, AUDIT_VIEWS, PURGE_VIEWS, VIEWS, type View } from './script.js';
 
-const EMPTY: Omit<NodeState, 'hostname' | 'machineId' | 'pid1' | 'uid' | 'tools'> = {
+/** A node with nothing on it: what a partial probe starts from (and what tests build on). */
+export const emptyState = (): NodeState => ({ hostname: '', machineId: '', pid1: '', uid: 0, tools: new Set(), ...EMPTY(), pods: { cgroups: [], netnsInodes: new Map(), procNetns: new Map(), leases: [] } });
+
+const EMPTY = (): Omit<NodeState, 'hostname' | 'machineId' | 'pid1' | 'uid' | 'tools'> => ({
   paths: [], processes: new Map(), k8sCgroups: new Map(), listeners: [], mounts: [], netns: [], links: [], iptables: [],
   nftTables: [], ipvs: [], units: new Map(), runningUnits: new Set(), containers: [], kubeletHealthy: false, staticPods: [],
   clusterCAs: [], anchors: [], kubeconfigs: [], bundleTrusts: [], sysctl: [], routes: [], ipsets: [], installed: [], images: [], imagesUnlisted: false, dockerImages: [],
-};
+  pods: { cgroups: [], netnsInodes: new Map(), procNetns: new Map(), leases: [] },
+});
 
 /**
  * One probe run's sections as a NodeState. Pure. A partial probe (some views only)
@@ -25,7 +29,7 @@ export function stateFromSections(s: Map<string, string>, prev?: NodeState): Nod
   const get = (name: string) => s.get(name) ?? '';
   const has = (name: string) => s.has(name);
   const meta = parseMeta(get('meta'));
-  const base: NodeState = prev ?? { ...meta, ...EMPTY };
+  const base: NodeState = prev ?? { ...meta, ...EMPTY() };
   const st: NodeState = { ...base, ...meta };
   if (has('paths')) {
     st.paths = parsePaths(get('paths'));
@@ -81,6 +85,7 @@ export function stateFromSections(s: Map<string, string>, prev?: NodeState): Nod
     st.kubeletHealthy = get('kubelet-healthz').trim() === 'ok';
     st.staticPods = parseManifests(get('manifests'));
   }
+  if (has('pod-cgroups')) st.pods = parsePodTraces(get('pod-cgroups'), get('netns-inodes'), get('proc-netns'), get('ipam-leases'));
   if (has('etcd')) {
     const etcd = parseEtcd(get('etcd'));
     if (etcd) st.etcd = etcd;

@@ -2,7 +2,7 @@
  * Pure parsers: raw probe output in, typed views out. Each one takes the text a
  * single command prints and is tested on real output of that command.
  */
-import type { Container, EtcdView, IptablesTable, Kubeconfig, Link, Listener, Mount, Proc, Route, StaticPod, Unit } from './state.js';
+import type { Container, EtcdView, IptablesTable, Kubeconfig, Link, Listener, Mount, PodTraces, Proc, Route, StaticPod, Unit } from './state.js';
 import { INSTALL_PATHS, type InstallKind, type StatePathKind } from './script.js';
 
 const lines = (s: string): string[] => s.split('\n').filter((l) => l.trim() !== '');
@@ -142,8 +142,12 @@ export function parseLinks(text: string): Link[] {
   for (const l of lines(text)) {
     const m = /^\d+:\s+([^:@\s]+)(?:@[^:\s]+)?:/.exec(l);
     if (!m) continue;
+    const link: Link = { name: m[1] as string };
     const master = / master (\S+)/.exec(l)?.[1];
-    out.push(master ? { name: m[1] as string, master } : { name: m[1] as string });
+    if (master) link.master = master;
+    const peer = / link-netns (\S+)/.exec(l)?.[1] ?? / link-netnsid (\d+)/.exec(l)?.[1];
+    if (peer !== undefined) link.peerNetns = / link-netns /.test(l) ? peer : `id:${peer}`;
+    out.push(link);
   }
   return out;
 }
@@ -217,8 +221,9 @@ export function parseCrictl(podsJson: string, containersJson: string): Container
   const pods = json<{ items?: CrictlPod[] }>(podsJson)?.items ?? [];
   const containers = json<{ containers?: CrictlContainer[] }>(containersJson)?.containers ?? [];
   const podName = new Map(pods.map((p) => [p.id, `${p.metadata?.namespace ?? '?'}/${p.metadata?.name ?? '?'}`]));
+  const podUid = new Map(pods.flatMap((p) => (p.metadata?.uid ? [[p.id, p.metadata.uid] as const] : [])));
   return [
-    ...pods.map((p): Container => ({ id: p.id, runtime: 'containerd', kind: 'sandbox', pod: podName.get(p.id), state: p.state })),
+    ...pods.map((p): Container => ({ id: p.id, runtime: 'containerd', kind: 'sandbox', pod: podName.get(p.id), state: p.state, ...(p.metadata?.uid ? { podUid: p.metadata.uid } : {}) })),
     ...containers.map(
       (c): Container => ({
         id: c.id,
@@ -229,6 +234,7 @@ export function parseCrictl(podsJson: string, containersJson: string): Container
           podName.get(c.podSandboxId ?? '') ??
           (c.labels?.['io.kubernetes.pod.name'] ? `${c.labels['io.kubernetes.pod.namespace'] ?? '?'}/${c.labels['io.kubernetes.pod.name']}` : undefined),
         state: c.state,
+        ...(podUid.get(c.podSandboxId ?? '') ?? c.labels?.['io.kubernetes.pod.uid'] ? { podUid: podUid.get(c.podSandboxId ?? '') ?? c.labels?.['io.kubernetes.pod.uid'] } : {}),
       }),
     ),
   ];
@@ -263,6 +269,7 @@ export function parseCtr(idsText: string, bundlesText: string, procs: Map<number
     const c: Container = { id, runtime: 'containerd', kind };
     if (a['sandbox-name']) c.pod = `${a['sandbox-namespace'] ?? '?'}/${a['sandbox-name']}`;
     if (a['container-name']) c.name = a['container-name'];
+    if (a['sandbox-uid']) c.podUid = a['sandbox-uid'];
     const pid = pids.get(id);
     if (pid !== undefined) {
       c.pid = pid;
@@ -280,7 +287,10 @@ export function parseDocker(text: string): Container[] {
     // k8s_<container>_<pod>_<namespace>_<uid>_<attempt>; the sandbox's container is "POD".
     const parts = name.split('_');
     const c: Container = { id, runtime: 'docker', kind: parts[1] === 'POD' ? 'sandbox' : 'container', name, state };
-    if (parts.length >= 6) c.pod = `${parts[3]}/${parts[2]}`;
+    if (parts.length >= 6) {
+      c.pod = `${parts[3]}/${parts[2]}`;
+      c.podUid = parts[4];
+    }
     return c;
   });
 }
@@ -435,4 +445,39 @@ export function parseDockerImages(text: string, prev: { ref: string; k8s: boolea
     for (const r of refs) (u.k8s ? k8s : other).add(r);
   }
   return images.map(({ ref }) => ({ ref, k8s: k8s.has(ref), other: other.has(ref) }));
+}
+
+/** A pod UID as cgroups write it (underscores for dashes), back to the API's form. */
+const POD_CGROUP = /pod([0-9a-f]{8}[-_]?[0-9a-f]{4}[-_]?[0-9a-f]{4}[-_]?[0-9a-f]{4}[-_]?[0-9a-f]{12})(?:\.slice)?$/;
+export const podUidOfCgroup = (path: string): string | undefined => POD_CGROUP.exec(path)?.[1]?.replaceAll('_', '-');
+
+/** The pod cgroup a process's cgroup path is in ("/kubepods/besteffort/podUID/CID" -> its UID). */
+export function podUidOfProcessCgroup(path: string): string | undefined {
+  for (const seg of path.split('/').reverse()) {
+    const uid = podUidOfCgroup(seg);
+    if (uid) return uid;
+  }
+  return undefined;
+}
+
+/** The `pods` view's sections: pod cgroups, netns inodes, each process's netns, IPAM leases. */
+export function parsePodTraces(cgroups: string, netnsInodes: string, procNetns: string, leases: string): PodTraces {
+  const t: PodTraces = { cgroups: [], netnsInodes: new Map(), procNetns: new Map(), leases: [] };
+  for (const path of lines(cgroups)) {
+    const uid = podUidOfCgroup(path);
+    if (uid) t.cgroups.push({ path, uid });
+  }
+  for (const l of lines(netnsInodes)) {
+    const m = /^(\d+) \/(?:var\/)?run\/netns\/(.+)$/.exec(l);
+    if (m) t.netnsInodes.set(m[2] as string, m[1] as string);
+  }
+  for (const l of lines(procNetns)) {
+    const m = /\/proc\/(\d+)\/ns\/net -> net:\[(\d+)\]$/.exec(l);
+    if (m) t.procNetns.set(Number(m[1]), m[2] as string);
+  }
+  for (const l of lines(leases)) {
+    const m = /^(\/var\/lib\/cni\/networks\/([^/]+)\/([^/\t]+))\t(.*)$/.exec(l);
+    if (m && /^[0-9a-fA-F.:]+$/.test(m[3] as string)) t.leases.push({ file: m[1] as string, network: m[2] as string, ip: m[3] as string, sandbox: (m[4] as string).trim() });
+  }
+  return t;
 }

@@ -81,11 +81,17 @@ export type StatePathKind = keyof typeof STATE_PATHS;
  * What a probe can be asked for. A reset step re-probes only the views its work
  * shows in (one round trip, a fraction of the full probe's cost); verify asks for all.
  */
-export const VIEWS = ['files', 'processes', 'sockets', 'mounts', 'netns', 'links', 'firewall', 'units', 'containers', 'kubelet', 'etcd', 'install'] as const;
+export const VIEWS = ['files', 'processes', 'sockets', 'mounts', 'netns', 'links', 'firewall', 'units', 'containers', 'kubelet', 'etcd', 'install', 'pods'] as const;
 export type View = (typeof VIEWS)[number];
 /** A full probe: membership residue. The installation footprint (`install`) only with --purge. */
-export const ALL_VIEWS: ReadonlySet<View> = new Set(VIEWS.filter((v) => v !== 'install'));
-export const PURGE_VIEWS: ReadonlySet<View> = new Set(VIEWS);
+export const ALL_VIEWS: ReadonlySet<View> = new Set(VIEWS.filter((v) => v !== 'install' && v !== 'pods'));
+export const PURGE_VIEWS: ReadonlySet<View> = new Set(VIEWS.filter((v) => v !== 'pods'));
+/**
+ * The fleet audit's probe: what pods leave on a live node (their cgroups, netns,
+ * veths, IPAM leases, dirs, containers) and the etcd membership. Not the firewall,
+ * units or files a reset cares about: at fleet scale they are the probe's cost.
+ */
+export const AUDIT_VIEWS: ReadonlySet<View> = new Set<View>(['files', 'processes', 'sockets', 'mounts', 'netns', 'links', 'containers', 'etcd', 'pods']);
 
 /**
  * The shell prelude every node script starts with: PATH, the C locale, and the
@@ -225,7 +231,7 @@ s ctr-containers
 # Every task bundle's CRI annotations and init PID: there even when containerd is down.
 s task-bundles
 set -- /run/containerd/io.containerd.runtime.v2.task/k8s.io/*/config.json /run/containerd/io.containerd.runtime.v2.task/k8s.io/*/init.pid
-grep -H -o -E '"io\\.kubernetes\\.cri\\.(container-type|container-name|sandbox-name|sandbox-namespace)":"[^"]*"|^[0-9]+$' "$@"
+grep -H -o -E '"io\\.kubernetes\\.cri\\.(container-type|container-name|sandbox-name|sandbox-namespace|sandbox-uid)":"[^"]*"|^[0-9]+$' "$@"
 s docker
 running dockerd && has docker && $T docker ps -a --no-trunc --filter name=^k8s_ --format '{{.ID}}\\t{{.Names}}\\t{{.State}}'`)}
 ${v('kubelet', `
@@ -245,6 +251,26 @@ if running etcd && has etcdctl; then
 ${ETCDCTL_ENV}
   etcd_view
 fi`)}
+${v('pods', `
+# What a pod leaves on a node, to be matched with the pods the API knows (decom audit).
+s pod-cgroups
+# Pod cgroups of either driver (cgroupfs kubepods/besteffort/podUID, systemd
+# kubepods-besteffort-podUID.slice), in the pids hierarchy on cgroup v1, the unified one on v2.
+R=/sys/fs/cgroup; [ -d $R/pids ] && R=$R/pids
+for d in $R/kubepods*/*pod[0-9a-f]* $R/kubepods*/*/*pod[0-9a-f]*; do [ -d "$d" ] && printf '%s\n' "\${d#$R}"; done
+s netns-inodes
+# Which network namespace each process is in, and each named one's inode: a netns no process is in is unused.
+set --; for n in /run/netns/*; do [ -e "$n" ] && set -- "$@" "$n"; done
+[ $# -gt 0 ] && stat -L -c '%i %n' "$@"
+s proc-netns
+ls -l /proc/[0-9]*/ns/net
+s ipam-leases
+# host-local's leases: a file per address, naming the sandbox (container ID) that holds it.
+for f in /var/lib/cni/networks/*/*; do
+  case \${f##*/} in lock|last_reserved_ip*) continue ;; esac
+  [ -f "$f" ] || continue
+  v=; read -r v < "$f"; printf '%s\t%s\n' "$f" "$v"
+done`)}
 ${v('install', `
 s installed
 IP=

@@ -63,6 +63,19 @@ export interface NodeState {
    * once /etc/kubernetes is gone from the node.
    */
   operator?: { caBodies: string[]; servers: string[] };
+  /** What pods leave on a live node (the `pods` view, for the audit). */
+  pods: PodTraces;
+}
+
+/** A node's pod traces, to be matched with the pods the API knows. */
+export interface PodTraces {
+  /** Pod cgroups (relative to the hierarchy's root), with the pod UID each names. */
+  cgroups: { path: string; uid: string }[];
+  /** Named netns -> its inode; pid -> the inode of the netns it is in. */
+  netnsInodes: Map<string, string>;
+  procNetns: Map<number, string>;
+  /** host-local IPAM leases: the lease file, its network and address, the sandbox (container ID) named in it. */
+  leases: { file: string; network: string; ip: string; sandbox: string }[];
 }
 
 export interface Route {
@@ -126,6 +139,8 @@ export interface Mount {
 export interface Link {
   name: string;
   master?: string;
+  /** Where the link's peer is (a veth's other end): the netns name `ip` prints, or "id:N" when it has none. */
+  peerNetns?: string;
 }
 
 export interface IptablesTable {
@@ -150,6 +165,8 @@ export interface Container {
   kind: 'sandbox' | 'container' | 'unknown';
   /** "namespace/pod" when the runtime knows it. */
   pod?: string;
+  /** The pod's UID, when the runtime knows it (a static pod's is its manifest hash). */
+  podUid?: string;
   name?: string;
   state?: string;
   /** PID of the task, when it has one. */

@@ -4,15 +4,16 @@
  * the cluster's API when its steps need it, confirm, and hand them to the engine.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { loadInventory, resolveTargets, type Host } from '../inventory/index.js';
 import { connector } from '../transport/connector.js';
 import { inputError, UserError } from '../util/errors.js';
-import { kubeClients, kubeconfigPath, operatorIdentity } from '../cluster/kubeconfig.js';
+import { count, duration } from '../util/flags.js';
+import { inventoryKubeconfig, kubeClients, kubeconfigPath, operatorIdentity } from '../cluster/kubeconfig.js';
 import type { ClusterContext } from '../cluster/context.js';
 import { addressesOf } from '../cluster/etcd.js';
+import { nodeNamed, nodeNameOf } from '../cluster/node.js';
 import type { Transport } from '../transport/types.js';
 import { Journal, stateDir } from '../engine/journal.js';
 import { runExitCode, runFleet, type PlannedStep } from '../engine/engine.js';
@@ -50,20 +51,6 @@ export interface RunFlags {
   allowQuorumLoss: boolean;
   allowLastControlPlane: boolean;
 }
-
-/** --drain-timeout: seconds, or a number with s, m or h. */
-function duration(flag: string, v: string): number {
-  const m = /^(\d+)(s|m|h)?$/.exec(v.trim());
-  if (!m || Number(m[1]) < 1) throw inputError(`${flag} ${JSON.stringify(v)}: expected a duration such as 300, 90s or 5m`);
-  return Number(m[1]) * (m[2] === 'h' ? 3600 : m[2] === 'm' ? 60 : 1);
-}
-
-const count = (flag: string, v: string | undefined, min: number): number | undefined => {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < min) throw inputError(`${flag} ${JSON.stringify(v)}: expected a whole number of at least ${min}`);
-  return n;
-};
 
 /** --serial N or P% of the hosts (at least one). */
 function serialSize(v: string | undefined, hosts: number): number | undefined {
@@ -121,10 +108,8 @@ export async function runCommand(inventoryFile: string, targets: string[], flags
   }
   const drainTimeoutSec = duration('--drain-timeout', flags.drainTimeout);
   // The inventory may name its cluster's kubeconfig (decom_kubeconfig): --kubeconfig overrides it, it overrides $KUBECONFIG.
-  const named = [...new Set(hosts.map((h) => h.vars.decom_kubeconfig).filter((v) => v !== undefined).map(String))];
-  if (named.length > 1) throw inputError(`${inventoryFile}: the targets name different clusters in decom_kubeconfig (${named.join(', ')}): run them one cluster at a time`);
-  if (!flags.kubeconfig && named[0] && !existsSync(named[0])) throw inputError(`${inventoryFile}: decom_kubeconfig ${named[0]}: no such file`);
-  const kube = clusterSide ? await kubeClients(flags.kubeconfig ?? named[0], flags.context) : undefined;
+  const named = flags.kubeconfig ? undefined : inventoryKubeconfig(inventoryFile, hosts);
+  const kube = clusterSide ? await kubeClients(flags.kubeconfig ?? named, flags.context) : undefined;
   if (clusterSide && !kube) {
     throw inputError(`${playbook.file} works on the cluster through its API, and no kubeconfig was found (--kubeconfig, the inventory's decom_kubeconfig, $KUBECONFIG, ~/.kube/config); for the node side alone pass --playbook reset`);
   }
@@ -136,7 +121,7 @@ export async function runCommand(inventoryFile: string, targets: string[], flags
   }
   // The file whose cluster the operator uses: the decommission's, or (the reset alone) one given by flag or $KUBECONFIG.
   const kubeconfig = clusterSide
-    ? (flags.kubeconfig ?? named[0] ?? kubeconfigPath())
+    ? (flags.kubeconfig ?? named ?? kubeconfigPath())
     : flags.kubeconfig !== undefined || process.env.KUBECONFIG ? kubeconfigPath(flags.kubeconfig) : undefined;
   const purge = flags.purge || (clusterSide && !flags.keepInstalled && !flags.nodeIsDown);
   if (!flags.check && !flags.yes) await confirm(hosts, clusterSide);
@@ -183,18 +168,17 @@ export async function runCommand(inventoryFile: string, targets: string[], flags
     etcdQueue = next.catch(() => {});
     return next;
   };
-  const nodeName = (h: Host) => String(h.vars.decom_node_name ?? h.vars.kube_override_hostname ?? h.name);
-  const leaving = new Set(hosts.map(nodeName));
+  const leaving = new Set(hosts.map(nodeNameOf));
   const options = {
     drainTimeoutSec, force: flags.force, deleteEmptyDirData: flags.deleteEmptydirData, disableEviction: flags.disableEviction,
     nodeIsDown: flags.nodeIsDown, allowQuorumLoss: flags.allowQuorumLoss, allowLastControlPlane: flags.allowLastControlPlane,
   };
   const cluster = (h: Host, log: (line: string) => void): ClusterContext => ({
-    kube: kube!, host: h, nodeName: nodeName(h), nodeNamed: h.vars.decom_node_name !== undefined || h.vars.kube_override_hostname !== undefined,
+    kube: kube!, host: h, nodeName: nodeNameOf(h), nodeNamed: nodeNamed(h),
     options, leaving, check: flags.check, runId, operatorBackupDir: join(dir, 'backups', runId, h.name), log, connect: peer, etcdSerial,
     etcdLeaving: etcdHosts.filter((e) => e.name !== h.name && hosts.some((t) => t.name === e.name)),
     // Members that stay are asked first; one this run removes later still answers until then.
-    etcdPeers: etcdHosts.filter((e) => e.name !== h.name).sort((a, b) => Number(leaving.has(nodeName(a))) - Number(leaving.has(nodeName(b)))),
+    etcdPeers: etcdHosts.filter((e) => e.name !== h.name).sort((a, b) => Number(leaving.has(nodeNameOf(a))) - Number(leaving.has(nodeNameOf(b)))),
   });
   const closeAll = async () => {
     close();

@@ -1,0 +1,140 @@
+/**
+ * `decom audit`: every target host probed in parallel (one connection, one round trip
+ * each, the audit's views) while the API is listed once; then the rules match the
+ * two. Read-only: `--fix` (fix.ts) acts on what a second audit confirms.
+ */
+import type { Host } from '../inventory/index.js';
+import type { Transport } from '../transport/types.js';
+import { TransportError } from '../transport/types.js';
+import { AUDIT_VIEWS, probeNode, type NodeState } from '../probes/index.js';
+import { addressesOf } from '../cluster/etcd.js';
+import { errorLine } from '../cluster/kubeconfig.js';
+import { nodeNameOf } from '../cluster/node.js';
+import { inputError } from '../util/errors.js';
+import { readCluster, type AuditClients, type ClusterView } from './cluster.js';
+import { API_KINDS, AUDIT_KINDS, apiFindings, etcdFindings, knownPods, nodeFindings, type AuditFinding, type AuditKind } from './rules.js';
+
+export interface HostAudit {
+  host: string;
+  /** The Node this host is. */
+  node: string;
+  reachable: boolean;
+  /** Why it could not be checked. */
+  error?: string;
+  findings: AuditFinding[];
+  warnings?: string[];
+}
+
+export interface AuditReport {
+  /** When the audit ran (ms since the epoch). */
+  time: number;
+  hosts: HostAudit[];
+  /** Findings of no audited host: namespaces, etcd members, Nodes and attachments of machines the inventory does not name. */
+  cluster: AuditFinding[];
+  /** The API's server, when one was asked. */
+  server?: string;
+  /** Kinds this run could not check, and why (no kubeconfig, the API did not answer). */
+  notChecked?: { kinds: AuditKind[]; why: string };
+  /** The API could not be listed: the run could not check everything (exit 3). */
+  apiError?: string;
+  /** This run's share of the inventory (--shard), as "I/N". */
+  shard?: string;
+}
+
+export interface AuditOptions {
+  connect: (host: Host) => Promise<Transport>;
+  /** Every host of the inventory (an etcd member or Node of none of them is stale). */
+  inventory: Host[];
+  clients?: AuditClients;
+  /** Why there are no clients: no kubeconfig found, or --no-api. */
+  noApi?: string;
+  stuckAfterSec: number;
+  staleAfterSec: number;
+  /** Report the cluster-wide findings (a shard other than the first leaves them to it). */
+  clusterScope: boolean;
+  shard?: string;
+}
+
+async function probeHost(host: Host, connect: AuditOptions['connect']): Promise<{ state?: NodeState; error?: string }> {
+  let t: Transport | undefined;
+  try {
+    t = await connect(host);
+    return { state: await probeNode(t, { sudo: host.become, views: AUDIT_VIEWS }) };
+  } catch (e) {
+    if (!(e instanceof TransportError)) throw e;
+    return { error: e.message };
+  } finally {
+    await t?.close().catch(() => {});
+  }
+}
+
+export async function audit(hosts: Host[], o: AuditOptions): Promise<AuditReport> {
+  const time = Date.now();
+  const [probes, cluster] = await Promise.all([
+    Promise.all(hosts.map((h) => probeHost(h, o.connect))),
+    o.clients ? readCluster(o.clients).then((v): ClusterView | Error => v, (e: unknown) => new Error(errorLine(e))) : Promise.resolve(undefined),
+  ]);
+  const view = cluster instanceof Error ? undefined : cluster;
+  const known = view ? knownPods(view.pods) : undefined;
+  const states = new Map(hosts.flatMap((h, i) => (probes[i]?.state ? [[h.name, probes[i].state] as const] : [])));
+  const reports: HostAudit[] = hosts.map((h, i) => {
+    const p = probes[i] as { state?: NodeState; error?: string };
+    const r: HostAudit = { host: h.name, node: nodeNameOf(h), reachable: !!p.state, findings: p.state ? nodeFindings(p.state, known) : [] };
+    if (p.error) r.error = p.error;
+    if (p.state && p.state.uid !== 0) r.warnings = [`the probe ran as uid ${p.state.uid}, not root: some pod traces may be hidden (set ansible_become)`];
+    return r;
+  });
+
+  const byHost = new Map(reports.map((r) => [r.host, r]));
+  const clusterFindings: AuditFinding[] = [];
+  const place = (f: AuditFinding & { host?: string }) => {
+    const { host, ...finding } = f;
+    const r = host ? byHost.get(host) : undefined;
+    if (r) r.findings.push(finding);
+    else if (o.clusterScope) clusterFindings.push(finding);
+  };
+  const inventoryAddresses = new Set(o.inventory.flatMap((h) => [h.name, nodeNameOf(h), ...addressesOf(h)]));
+  for (const f of etcdFindings(states, { inventoryAddresses })) place(f);
+  if (view) {
+    const fleet = {
+      hostOfNode: new Map(o.inventory.map((h) => [nodeNameOf(h), h.name])),
+      unreachable: new Set(reports.filter((r) => !r.reachable).map((r) => r.host)),
+      inventoryAddresses,
+      states,
+      now: time,
+      stuckAfterSec: o.stuckAfterSec,
+      staleAfterSec: o.staleAfterSec,
+    };
+    // A finding of a host this run does not audit belongs to that host's own audit (or shard), not to the cluster row.
+    const audited = new Set(hosts.map((h) => h.name));
+    for (const f of apiFindings(view, fleet)) if (!f.host || audited.has(f.host)) place(f);
+  }
+  const report: AuditReport = { time, hosts: reports, cluster: clusterFindings };
+  const apiKinds = AUDIT_KINDS.filter((k) => API_KINDS.has(k));
+  if (!o.clients) report.notChecked = { kinds: apiKinds, why: o.noApi ?? "no kubeconfig (--kubeconfig, the inventory's decom_kubeconfig, $KUBECONFIG, ~/.kube/config)" };
+  else if (cluster instanceof Error) {
+    report.apiError = `the API at ${o.clients.server} could not be listed: ${cluster.message}`;
+    report.notChecked = { kinds: apiKinds, why: report.apiError };
+  }
+  if (view) report.server = view.server;
+  if (o.shard) report.shard = o.shard;
+  return report;
+}
+
+/** 0 nothing found, 1 findings, 3 a host (or the API) could not be checked (wins over 1). */
+export const auditExitCode = (r: AuditReport): number =>
+  r.hosts.some((h) => !h.reachable) || r.apiError ? 3 : r.hosts.some((h) => h.findings.length) || r.cluster.length ? 1 : 0;
+
+/**
+ * `--shard I/N`: this run's share of the hosts, for an Indexed Job's index I of N
+ * (JOB_COMPLETION_INDEX, from 0). Hosts are dealt round-robin by name, so every
+ * host is in exactly one shard whatever order the inventory lists them in.
+ */
+export function shardOf<T extends { name: string }>(hosts: T[], spec: string): { hosts: T[]; index: number; count: number } {
+  const m = /^(\d+)\/(\d+)$/.exec(spec.trim());
+  const index = Number(m?.[1]);
+  const count = Number(m?.[2]);
+  if (!m || count < 1 || index >= count) throw inputError(`--shard ${JSON.stringify(spec)}: expected I/N with 0 <= I < N, e.g. 0/3 (an Indexed Job's JOB_COMPLETION_INDEX and its completions)`);
+  const sorted = [...hosts].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return { hosts: sorted.filter((_, i) => i % count === index), index, count };
+}
