@@ -367,6 +367,8 @@ export function podGarbageCollector(store: Store): void {
 
 /** How long the sandbox's CSI driver takes to detach a volume (ControllerUnpublishVolume). */
 export const DETACH_SECONDS = 3;
+/** The CSI driver the sandbox runs (its attacher is the attach/detach controller here). */
+export const SANDBOX_DRIVER = 'csi.sandbox.decom.io';
 
 /**
  * The attach/detach controller with a CSI attacher that always succeeds: every pod on a
@@ -395,7 +397,8 @@ export function attachDetachController(store: Store): void {
     if (desired.has(va.metadata.name)) continue;
     const since = va.metadata.deletionTimestamp;
     if (!since) store.delete('volumeattachments', undefined, va.metadata.name, 'storage.k8s.io');
-    else if (Date.now() - Date.parse(since) >= DETACH_SECONDS * 1000) {
+    // Only a driver this cluster runs detaches: another's attacher is not here, so its finalizer stays (a stale attachment).
+    else if (va.spec && (va.spec as Any).attacher === SANDBOX_DRIVER && Date.now() - Date.parse(since) >= DETACH_SECONDS * 1000) {
       store.update('volumeattachments', { ...va, metadata: { ...va.metadata, finalizers: (va.metadata.finalizers ?? []).filter((f) => !f.startsWith('external-attacher/')) } }, 'storage.k8s.io');
     }
   }
