@@ -96,6 +96,11 @@ program
   .option('--kubeconfig <file>', "the cluster's API (default: the inventory's decom_kubeconfig, $KUBECONFIG, ~/.kube/config, the pod's service account)")
   .option('--context <name>', 'the kubeconfig context to use')
   .option('--no-api', 'do not ask the API: node-side kinds only (the report says which kinds were not checked)')
+  .option('--fix <kinds>', 'fix findings of these kinds (comma-separated) with their safe remedies, each re-checked on the node and in the API first and proven gone after')
+  .option('--force-finalize <namespace>', 'finalize this namespace stuck Terminating (empty its spec.finalizers); repeatable', (v: string, prev: string[]) => [...prev, v], [] as string[])
+  .option('--from <report.json>', 'fix the findings of this earlier `--output json` report (those the re-check still finds), not a fresh audit\'s')
+  .option('--check', 'with --fix: print what would be done, change nothing', false)
+  .option('--yes', 'with --fix: do not ask for confirmation', false)
   .addHelpText(
     'after',
     '\nExit codes: 0 nothing found, 1 residue found, 2 bad input, 3 a host or the API could not be checked, 4 --fix refused (its re-check disagrees).',

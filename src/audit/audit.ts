@@ -39,6 +39,8 @@ export interface AuditReport {
   apiError?: string;
   /** This run's share of the inventory (--shard), as "I/N". */
   shard?: string;
+  /** What each probed host's probe saw (not reported: what a remedy needs, PIDs with their start times). */
+  states?: ReadonlyMap<string, NodeState>;
 }
 
 export interface AuditOptions {
@@ -55,16 +57,13 @@ export interface AuditOptions {
   shard?: string;
 }
 
+/** One probe of the audit's views; the connection is the caller's (the re-check and the fix reuse it). */
 async function probeHost(host: Host, connect: AuditOptions['connect']): Promise<{ state?: NodeState; error?: string }> {
-  let t: Transport | undefined;
   try {
-    t = await connect(host);
-    return { state: await probeNode(t, { sudo: host.become, views: AUDIT_VIEWS }) };
+    return { state: await probeNode(await connect(host), { sudo: host.become, views: AUDIT_VIEWS }) };
   } catch (e) {
     if (!(e instanceof TransportError)) throw e;
     return { error: e.message };
-  } finally {
-    await t?.close().catch(() => {});
   }
 }
 
@@ -109,7 +108,7 @@ export async function audit(hosts: Host[], o: AuditOptions): Promise<AuditReport
     const audited = new Set(hosts.map((h) => h.name));
     for (const f of apiFindings(view, fleet)) if (!f.host || audited.has(f.host)) place(f);
   }
-  const report: AuditReport = { time, hosts: reports, cluster: clusterFindings };
+  const report: AuditReport = { time, hosts: reports, cluster: clusterFindings, states };
   const apiKinds = AUDIT_KINDS.filter((k) => API_KINDS.has(k));
   if (!o.clients) report.notChecked = { kinds: apiKinds, why: o.noApi ?? "no kubeconfig (--kubeconfig, the inventory's decom_kubeconfig, $KUBECONFIG, ~/.kube/config)" };
   else if (cluster instanceof Error) {
