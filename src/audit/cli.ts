@@ -14,7 +14,7 @@ import { duration } from '../util/flags.js';
 import { printable } from '../verify/report.js';
 import { audit, auditExitCode, shardOf, type AuditOptions, type AuditReport } from './audit.js';
 import { auditClients } from './cluster.js';
-import { fixApi, fixHost, fixKinds, plan, type Action } from './fix.js';
+import { API_FIXES, fixApi, fixHost, fixKinds, plan, type Action } from './fix.js';
 import { renderHtml } from './html.js';
 import { renderJson, renderJunit, renderPrometheus, renderTable, writeAtomically } from './report.js';
 
@@ -88,14 +88,15 @@ export async function auditCommand(inventoryFile: string, targets: string[], fla
       return actions.some((a) => a.outcome === 'left') ? 4 : auditExitCode(recheck);
     }
     if (!flags.yes) await confirm(todo);
+    // The API's remedies go through the API whatever host the finding is on; the others to their host, one script each.
     const byHost = new Map<string, Action[]>();
-    for (const a of todo) if (a.host) byHost.set(a.host, [...(byHost.get(a.host) ?? []), a]);
+    for (const a of todo) if (a.host && !API_FIXES.has(a.finding.kind)) byHost.set(a.host, [...(byHost.get(a.host) ?? []), a]);
     await Promise.all([
       ...[...byHost].map(async ([name, as]) => {
         const h = hosts.find((x) => x.name === name) as Host;
         await fixHost(await connect(h), h.become, as, recheck.states?.get(name));
       }),
-      ...todo.filter((a) => !a.host).map((a) => (clients ? fixApi(clients.core, a) : Promise.resolve())),
+      ...todo.filter((a) => API_FIXES.has(a.finding.kind)).map((a) => (clients ? fixApi(clients.core, a) : Promise.resolve())),
     ]);
     const after = await audit(hosts, options);
     // A remedy that said done is proven by the audit after it: its finding must be gone.

@@ -16,6 +16,8 @@ import type { AuditReport } from './audit.js';
 
 /** The kinds with a remedy; the others are reported only (decom run, etcdctl or the storage driver's owner act on them). */
 export const FIXABLE: readonly AuditKind[] = ['phantom-pod', 'orphan-pod-cgroup', 'orphan-pod-dir', 'orphan-netns', 'orphan-veth', 'orphan-ipam-lease', 'stuck-terminating-pod', 'stuck-terminating-namespace'];
+/** The remedies that act through the API (the others run on the finding's host). */
+export const API_FIXES: ReadonlySet<AuditKind> = new Set(['stuck-terminating-pod', 'stuck-terminating-namespace']);
 /** The order remedies run in on a node: a phantom's processes first (they hold its cgroup and netns), the veth before its netns. */
 const NODE_ORDER: readonly AuditKind[] = ['phantom-pod', 'orphan-pod-cgroup', 'orphan-pod-dir', 'orphan-veth', 'orphan-netns', 'orphan-ipam-lease'];
 
