@@ -101,6 +101,11 @@ program
   .option('--from <report.json>', 'fix the findings of this earlier `--output json` report (those the re-check still finds), not a fresh audit\'s')
   .option('--check', 'with --fix: print what would be done, change nothing', false)
   .option('--yes', 'with --fix: do not ask for confirmation', false)
+  .option('--listen <[host:]port>', 'serve the metrics of the last audit at /metrics (with --every; the DaemonSet\'s mode)')
+  .option('--every <duration>', 'audit again this often, serving the metrics (with --listen)')
+  .option('--host-root <dir>', "--connection local: the host's / as this pod mounts it (the probe runs chrooted there)")
+  .option('--print-systemd-timer', 'print a systemd service and timer pair that runs this audit (the same arguments) on a schedule', false)
+  .option('--on-calendar <spec>', "with --print-systemd-timer: the timer's OnCalendar", 'hourly')
   .addHelpText(
     'after',
     '\nExit codes: 0 nothing found, 1 residue found, 2 bad input, 3 a host or the API could not be checked, 4 --fix refused (its re-check disagrees).',
@@ -108,6 +113,22 @@ program
   .action(async (inventory, targets, o) => {
     const { auditCommand } = await import('./audit/cli.js');
     process.exitCode = await auditCommand(inventory, targets, o);
+  });
+
+program
+  .command('audit-report')
+  .description("merge the JSON reports of an audit's shards (an Indexed Job's) into one, written in any of the audit's formats")
+  .argument('<reports...>', 'the shards\' `decom audit --output json` reports')
+  .option('--expect <n>', 'refuse unless exactly this many reports are given (the number of shards)')
+  .addOption(new Option('--output <format>', 'what to print').choices(['table', 'json', 'prometheus', 'junit'] as const).default('table' as const))
+  .option('--textfile <file>', 'also write the Prometheus metrics to this file, atomically')
+  .option('--junit <file>', 'also write a JUnit XML report')
+  .option('--html <file>', 'also write the self-contained HTML report')
+  .option('--details', 'table: every finding', false)
+  .addHelpText('after', '\nExit codes: as decom audit (0 nothing found, 1 residue found, 2 bad input, 3 something could not be checked).')
+  .action(async (reports, o) => {
+    const { reportCommand } = await import('./audit/cli.js');
+    process.exitCode = reportCommand(reports, o);
   });
 
 const sandbox = program

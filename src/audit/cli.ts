@@ -3,7 +3,7 @@
  * outputs written; with --fix, the re-check, the plan, the confirmation, the remedies
  * and the audit that proves them. One connection per host for all of it.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline/promises';
 import { loadInventory, resolveTargets, type Host } from '../inventory/index.js';
 import { connector } from '../transport/connector.js';
@@ -14,9 +14,10 @@ import { duration } from '../util/flags.js';
 import { printable } from '../verify/report.js';
 import { audit, auditExitCode, shardOf, type AuditOptions, type AuditReport } from './audit.js';
 import { auditClients } from './cluster.js';
+import { systemdUnits } from './schedule.js';
 import { API_FIXES, fixApi, fixHost, fixKinds, plan, type Action } from './fix.js';
 import { renderHtml } from './html.js';
-import { renderJson, renderJunit, renderPrometheus, renderTable, writeAtomically } from './report.js';
+import { mergeReports, readReport, renderJson, renderJunit, renderPrometheus, renderTable, writeAtomically } from './report.js';
 
 export interface AuditFlags {
   limit?: string;
@@ -39,6 +40,11 @@ export interface AuditFlags {
   from?: string;
   check: boolean;
   yes: boolean;
+  listen?: string;
+  every?: string;
+  hostRoot?: string;
+  printSystemdTimer: boolean;
+  onCalendar: string;
 }
 
 export async function auditCommand(inventoryFile: string, targets: string[], flags: AuditFlags): Promise<number> {
@@ -48,7 +54,19 @@ export async function auditCommand(inventoryFile: string, targets: string[], fla
   const fixing = flags.fix !== undefined || flags.forceFinalize.length > 0;
   const kinds = fixing ? fixKinds(flags.fix ?? '', flags.forceFinalize) : undefined;
   if (!fixing && (flags.from || flags.check || flags.yes)) throw inputError('--from, --check and --yes go with --fix or --force-finalize');
-  const planned = flags.from ? readReport(flags.from) : undefined;
+  const every = flags.every !== undefined ? duration('--every', flags.every, 10) : undefined;
+  if ((flags.listen === undefined) !== (every === undefined)) throw inputError('--listen and --every go together (serve the metrics of an audit repeated this often)');
+  if (every && fixing) throw inputError('--every audits, it never fixes: drop --fix and --force-finalize');
+  if (flags.hostRoot && flags.connection !== 'local') throw inputError('--host-root goes with --connection local');
+  const listen = flags.listen !== undefined ? listenAddress(flags.listen) : undefined;
+  if (flags.printSystemdTimer) {
+    if (fixing || every) throw inputError('--print-systemd-timer schedules the read-only audit: drop --fix, --force-finalize, --listen and --every');
+    await loadInventory(inventoryFile); // a timer for an inventory that does not load would fail every hour
+    const args = process.argv.slice(process.argv.indexOf('audit') + 2);
+    process.stdout.write(systemdUnits(inventoryFile, args, flags.onCalendar));
+    return 0;
+  }
+  const planned = flags.from ? readReport(flags.from, '--from') : undefined;
   const inventory = await loadInventory(inventoryFile);
   const all = [...inventory.hosts.values()];
   let hosts = resolveTargets(inventory, targets.length ? targets : ['all'], flags.limit);
@@ -57,12 +75,7 @@ export async function auditCommand(inventoryFile: string, targets: string[], fla
   const named = flags.api && !flags.kubeconfig ? inventoryKubeconfig(inventoryFile, all) : undefined;
   // The nodes' connections are dialed while the API's client library loads.
   const [connector_, clients] = await Promise.all([connector(hosts, flags), flags.api ? auditClients(flags.kubeconfig ?? named, flags.context) : undefined]);
-  const open = new Map<string, Promise<Transport>>();
-  const connect = (h: Host) => {
-    if (!open.has(h.name)) open.set(h.name, connector_.connect(h));
-    return open.get(h.name) as Promise<Transport>;
-  };
-  const options: AuditOptions = {
+  const options = (connect: AuditOptions['connect']): AuditOptions => ({
     connect,
     inventory: all,
     ...(clients ? { clients } : {}),
@@ -71,15 +84,28 @@ export async function auditCommand(inventoryFile: string, targets: string[], fla
     stuckAfterSec,
     clusterScope: !shard || shard.index === 0,
     ...(shard ? { shard: `${shard.index}/${shard.count}` } : {}),
-  };
+  });
+  if (listen && every) {
+    connector_.close();
+    return serveMetrics(listen, every, async () => {
+      const round = await session(hosts, flags);
+      try {
+        return await audit(hosts, options(round.connect));
+      } finally {
+        await round.close();
+      }
+    });
+  }
+  const { connect, close } = session(hosts, flags, connector_);
+  const o = options(connect);
   try {
-    const report = await audit(hosts, options);
+    const report = await audit(hosts, o);
     if (!kinds) {
       writeOutputs(report, flags);
       return auditExitCode(report);
     }
     // The re-check: the report the operator saw (--from), or this run's own, held against a fresh audit.
-    const recheck = planned ? report : await audit(hosts, options);
+    const recheck = planned ? report : await audit(hosts, o);
     const actions = plan(planned ?? report, recheck, kinds, new Set(flags.forceFinalize));
     const todo = actions.filter((a) => !a.outcome);
     process.stderr.write(renderPlan(actions, flags.check));
@@ -98,7 +124,7 @@ export async function auditCommand(inventoryFile: string, targets: string[], fla
       }),
       ...todo.filter((a) => API_FIXES.has(a.finding.kind)).map((a) => (clients ? fixApi(clients.core, a) : Promise.resolve())),
     ]);
-    const after = await audit(hosts, options);
+    const after = await audit(hosts, o);
     // A remedy that said done is proven by the audit after it: its finding must be gone.
     for (const a of todo) {
       const still = [...after.hosts.filter((h) => h.host === a.host).flatMap((h) => h.findings), ...(a.host ? [] : after.cluster)].some((f) => f.kind === a.finding.kind && f.subject === a.finding.subject);
@@ -109,12 +135,77 @@ export async function auditCommand(inventoryFile: string, targets: string[], fla
     if (actions.some((a) => a.outcome === 'left')) return 4;
     return todo.some((a) => a.outcome === 'failed') ? 1 : auditExitCode(after);
   } finally {
-    connector_.close();
-    await Promise.all([...open.values()].map((p) => p.then((t) => t.close()).catch(() => {})));
+    await close();
   }
 }
 
-function writeOutputs(report: AuditReport, flags: AuditFlags): void {
+/** One connection per host for a whole run (audit, re-check, remedies, proof), closed together. */
+function session(hosts: Host[], flags: AuditFlags, dialed?: Awaited<ReturnType<typeof connector<Host>>>) {
+  const ready = dialed ? Promise.resolve(dialed) : connector(hosts, flags);
+  const open = new Map<string, Promise<Transport>>();
+  return {
+    connect: (h: Host) => {
+      if (!open.has(h.name)) open.set(h.name, ready.then((c) => c.connect(h)));
+      return open.get(h.name) as Promise<Transport>;
+    },
+    close: async () => {
+      (await ready).close();
+      await Promise.all([...open.values()].map((p) => p.then((t) => t.close()).catch(() => {})));
+    },
+  };
+}
+
+/** "[HOST]:PORT" of --listen. */
+function listenAddress(v: string): { host: string; port: number } {
+  const m = /^(?:\[?([^\]]*)\]?:)?(\d+)$/.exec(v.trim());
+  const port = Number(m?.[2]);
+  if (!m || port < 1 || port > 65535) throw inputError(`--listen ${JSON.stringify(v)}: expected PORT or HOST:PORT, e.g. :9847 or 0.0.0.0:9847`);
+  return { host: m[1] || '0.0.0.0', port };
+}
+
+/**
+ * The DaemonSet's mode: audit every `everySec`, and serve the last audit's metrics at
+ * /metrics (Prometheus scrapes the pod), so no host path is ever written. Runs until
+ * the process is stopped.
+ */
+async function serveMetrics(at: { host: string; port: number }, everySec: number, run: () => Promise<AuditReport>): Promise<number> {
+  const { createServer } = await import('node:http');
+  let text = '';
+  const server = createServer((req, res) => {
+    if (req.url?.split('?')[0] !== '/metrics' || !text) {
+      res.writeHead(text ? 404 : 503).end(text ? 'not found: /metrics\n' : 'no audit finished yet\n');
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }).end(text);
+  });
+  await new Promise<void>((resolve, reject) => server.once('error', (e) => reject(inputError(`--listen ${at.host}:${at.port}: ${e.message}`))).listen(at.port, at.host, resolve));
+  process.stderr.write(`serving the audit's metrics at http://${at.host}:${at.port}/metrics, audited every ${everySec}s\n`);
+  for (;;) {
+    try {
+      const report = await run();
+      text = renderPrometheus(report);
+      process.stderr.write(`${new Date(report.time).toISOString()} audited ${report.hosts.length} host(s): ${report.hosts.reduce((n, h) => n + h.findings.length, 0) + report.cluster.length} finding(s)\n`);
+    } catch (e) {
+      process.stderr.write(`audit failed: ${(e as Error).message}\n`);
+    }
+    await new Promise((r) => setTimeout(r, everySec * 1000));
+  }
+}
+
+/**
+ * `decom audit-report SHARD.json...`: the shards' reports of one run (an Indexed
+ * Job's), merged and written in any of the audit's formats.
+ */
+export function reportCommand(files: string[], flags: Pick<AuditFlags, 'output' | 'textfile' | 'junit' | 'html' | 'details'> & { expect?: string }): number {
+  const want = flags.expect !== undefined ? Number(flags.expect) : undefined;
+  if (want !== undefined && !(Number.isInteger(want) && want > 0)) throw inputError(`--expect ${JSON.stringify(flags.expect)}: expected the number of shards, e.g. 3`);
+  if (want !== undefined && files.length !== want) throw inputError(`--expect ${want}: ${files.length} report${files.length === 1 ? '' : 's'} given (${files.join(', ')})`);
+  const report = mergeReports(files.map((file) => ({ file, report: readReport(file) })));
+  writeOutputs(report, flags);
+  return auditExitCode(report);
+}
+
+function writeOutputs(report: AuditReport, flags: Pick<AuditFlags, 'output' | 'textfile' | 'junit' | 'html' | 'details'>): void {
   if (flags.textfile) writeAtomically(flags.textfile, renderPrometheus(report));
   if (flags.junit) writeFileSync(flags.junit, renderJunit(report));
   if (flags.html) writeFileSync(flags.html, renderHtml(report));
@@ -142,19 +233,4 @@ async function confirm(todo: Action[]): Promise<void> {
   const answer = await rl.question(`This changes ${todo.length} thing${todo.length === 1 ? '' : 's'} on the nodes and in the API, as listed above.\nType "fix" to go on: `);
   rl.close();
   if (answer.trim() !== 'fix') throw new UserError('not confirmed: nothing was changed', 4);
-}
-
-/** A report an earlier `decom audit --output json` wrote: the findings the operator reviewed. */
-function readReport(file: string): AuditReport {
-  let doc: unknown;
-  try {
-    doc = JSON.parse(readFileSync(file, 'utf8'));
-  } catch (e) {
-    throw inputError(`--from ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : `not JSON: ${(e as Error).message}`}`);
-  }
-  const d = doc as Partial<Record<string, unknown>>;
-  if (!Array.isArray(d.hosts) || !Array.isArray(d.cluster) || typeof d.time !== 'string') {
-    throw inputError(`--from ${file}: not a report of \`decom audit --output json\` (it needs time, hosts and cluster)`);
-  }
-  return { ...(d as unknown as AuditReport), time: Date.parse(d.time) };
 }

@@ -3,7 +3,8 @@
  * host, a column per kind), JSON, a Prometheus textfile for node-exporter's textfile
  * collector, and JUnit XML for CI gates. The HTML heat map is in html.ts.
  */
-import { renameSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { inputError } from '../util/errors.js';
 import { dirname, basename, join } from 'node:path';
 import { printable } from '../verify/report.js';
 import type { AuditReport } from './audit.js';
@@ -145,4 +146,48 @@ export function renderJunit(r: AuditReport): string {
     return `  <testsuite name="${xml(x.name)}" tests="${AUDIT_KINDS.length}" failures="${failures}" errors="${errors}" skipped="${skips}" timestamp="${new Date(r.time).toISOString().slice(0, 19)}">\n${cases.join('\n')}\n  </testsuite>`;
   });
   return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="decom audit">\n${suites.join('\n')}\n</testsuites>\n`;
+}
+
+/**
+ * One report from the shards of an Indexed Job (each a `--output json` report): every
+ * host once, the cluster's row from the shard that owns it, the latest time, what any
+ * shard could not check. A host in two shards is refused: the shards were not one run's.
+ */
+export function mergeReports(parts: { file: string; report: AuditReport }[]): AuditReport {
+  const hosts = new Map<string, string>();
+  for (const { file, report } of parts) {
+    for (const h of report.hosts) {
+      if (hosts.has(h.host)) throw inputError(`${file}: host ${h.host} is in ${hosts.get(h.host)} too: these reports are not the shards of one run`);
+      hosts.set(h.host, file);
+    }
+  }
+  const reports = parts.map((p) => p.report);
+  const merged: AuditReport = {
+    time: Math.max(...reports.map((r) => r.time)),
+    hosts: reports.flatMap((r) => r.hosts).sort((a, b) => (a.host < b.host ? -1 : a.host > b.host ? 1 : 0)),
+    cluster: reports.flatMap((r) => r.cluster),
+  };
+  const server = reports.find((r) => r.server)?.server;
+  if (server) merged.server = server;
+  const notChecked = reports.find((r) => r.notChecked)?.notChecked;
+  if (notChecked) merged.notChecked = notChecked;
+  const apiError = reports.find((r) => r.apiError)?.apiError;
+  if (apiError) merged.apiError = apiError;
+  return merged;
+}
+
+/** A report an earlier `decom audit --output json` wrote. */
+export function readReport(file: string, flag = ''): AuditReport {
+  const name = `${flag ? `${flag} ` : ''}${file}`;
+  let doc: unknown;
+  try {
+    doc = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw inputError(`${name}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : `not JSON: ${(e as Error).message}`}`);
+  }
+  const d = doc as Partial<Record<string, unknown>>;
+  if (!Array.isArray(d.hosts) || !Array.isArray(d.cluster) || typeof d.time !== 'string') {
+    throw inputError(`${name}: not a report of \`decom audit --output json\` (it needs time, hosts and cluster)`);
+  }
+  return { ...(d as unknown as AuditReport), time: Date.parse(d.time) };
 }

@@ -5,6 +5,8 @@ export interface ConnectFlags {
   connection: 'ssh' | 'local';
   knownHosts?: string;
   acceptNewHostKeys: boolean;
+  /** --connection local: the host's root as this pod mounts it (the probe runs chrooted there). */
+  hostRoot?: string;
 }
 
 /**
@@ -19,7 +21,7 @@ export async function connector<T extends SshTarget>(hosts: T[], flags: ConnectF
   return {
     connect: (h) =>
       flags.connection === 'local'
-        ? Promise.resolve(localTransport(h.name))
+        ? Promise.resolve(localTransport(h.name, flags.hostRoot))
         : connectSsh(flags.knownHosts ? { ...h, knownHostsFile: flags.knownHosts } : h, {
             acceptNewHostKeys: flags.acceptNewHostKeys,
             ...(dialed.has(h.name) ? { dialed: dialed.get(h.name)! } : {}),

@@ -15,9 +15,11 @@ import { TransportError, type ExecOptions, type ExecResult, type Transport } fro
 /**
  * The machine decom runs on, with the same exec semantics as SSH: `/bin/sh -c`
  * under `timeout`, sudo (non-interactive) only when asked and not already root.
- * Spawned without a shell, so the script is exactly one argument.
+ * Spawned without a shell, so the script is exactly one argument. With `root`
+ * (a pod with the host's / mounted there, and the host's PID and network
+ * namespaces) the script runs chrooted into it: the host's tools, the host's paths.
  */
-export function localTransport(name = 'localhost'): Transport {
+export function localTransport(name = 'localhost', root?: string): Transport {
   let closed = false;
   return {
     host: name,
@@ -25,7 +27,7 @@ export function localTransport(name = 'localhost'): Transport {
       if (closed) throw new TransportError(name, 'exec', 'the transport is already closed');
       const timeoutSec = checkTimeout(name, opts.timeoutSec);
       const become = opts.sudo && process.getuid?.() !== 0 ? { user: 'root', withPassword: false } : undefined;
-      const [file, ...args] = commandArgv(script, timeoutSec, become);
+      const [file, ...args] = [...(root ? ['chroot', root] : []), ...commandArgv(script, timeoutSec, become)];
       const raw = await spawnCollect(name, file!, args, opts.stdin, timeoutSec);
       return finishResult(name, raw, become, process.env.USER ?? `uid ${process.getuid?.()}`);
     },

@@ -28,6 +28,10 @@ export const RESOURCES: Resource[] = [
   { group: '', version: 'v1', kind: 'PersistentVolume', plural: 'persistentvolumes', singular: 'persistentvolume', namespaced: false, shortNames: ['pv'], subresources: [{ ...STATUS, kind: 'PersistentVolume' }] },
   { group: '', version: 'v1', kind: 'PersistentVolumeClaim', plural: 'persistentvolumeclaims', singular: 'persistentvolumeclaim', namespaced: true, shortNames: ['pvc'], subresources: [{ ...STATUS, kind: 'PersistentVolumeClaim' }] },
   { group: '', version: 'v1', kind: 'Event', plural: 'events', singular: 'event', namespaced: true, shortNames: ['ev'] },
+  // What deployments of cluster tools (decom's own CronJob and DaemonSet among them) bring along.
+  { group: '', version: 'v1', kind: 'ServiceAccount', plural: 'serviceaccounts', singular: 'serviceaccount', namespaced: true, shortNames: ['sa'] },
+  { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', singular: 'configmap', namespaced: true, shortNames: ['cm'] },
+  { group: '', version: 'v1', kind: 'Secret', plural: 'secrets', singular: 'secret', namespaced: true },
   { group: 'apps', version: 'v1', kind: 'DaemonSet', plural: 'daemonsets', singular: 'daemonset', namespaced: true, shortNames: ['ds'], categories: ['all'], subresources: [{ ...STATUS, kind: 'DaemonSet' }] },
   { group: 'apps', version: 'v1', kind: 'ReplicaSet', plural: 'replicasets', singular: 'replicaset', namespaced: true, shortNames: ['rs'], categories: ['all'], subresources: [{ ...STATUS, kind: 'ReplicaSet' }] },
   { group: 'apps', version: 'v1', kind: 'Deployment', plural: 'deployments', singular: 'deployment', namespaced: true, shortNames: ['deploy'], categories: ['all'], subresources: [{ ...STATUS, kind: 'Deployment' }] },
@@ -38,6 +42,8 @@ export const RESOURCES: Resource[] = [
   { group: 'storage.k8s.io', version: 'v1', kind: 'VolumeAttachment', plural: 'volumeattachments', singular: 'volumeattachment', namespaced: false, subresources: [{ ...STATUS, kind: 'VolumeAttachment' }] },
   { group: 'storage.k8s.io', version: 'v1', kind: 'CSINode', plural: 'csinodes', singular: 'csinode', namespaced: false },
   { group: 'certificates.k8s.io', version: 'v1', kind: 'CertificateSigningRequest', plural: 'certificatesigningrequests', singular: 'certificatesigningrequest', namespaced: false, shortNames: ['csr'], subresources: [{ ...STATUS, kind: 'CertificateSigningRequest' }, { name: 'approval', kind: 'CertificateSigningRequest', verbs: ['get', 'patch', 'update'] }] },
+  { group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'ClusterRole', plural: 'clusterroles', singular: 'clusterrole', namespaced: false },
+  { group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'ClusterRoleBinding', plural: 'clusterrolebindings', singular: 'clusterrolebinding', namespaced: false },
   { group: 'apiregistration.k8s.io', version: 'v1', kind: 'APIService', plural: 'apiservices', singular: 'apiservice', namespaced: false, categories: ['api-extensions'], subresources: [{ ...STATUS, kind: 'APIService' }] },
 ];
 

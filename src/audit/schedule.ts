@@ -1,0 +1,55 @@
+/**
+ * `decom audit --print-systemd-timer`: the audit as a scheduled systemd service on
+ * one machine, a unit and timer pair running this very command line (minus the flag)
+ * with the Prometheus textfile written for node-exporter's textfile collector.
+ */
+import { resolve } from 'node:path';
+
+/** Debian's prometheus-node-exporter reads *.prom from here. */
+export const TEXTFILE_DIR = '/var/lib/prometheus/node-exporter';
+
+/** An argument as systemd's ExecStart reads it: quoted when it must be, % doubled (a specifier otherwise). */
+const unitArg = (a: string) => {
+  const s = a.replace(/%/g, '%%');
+  return /^[A-Za-z0-9_./:=,@+-]+$/.test(s) ? s : `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+};
+
+/**
+ * The two units, each headed by the path it goes to. `args` are the audit's own
+ * arguments after `audit` (the inventory made absolute: the service does not run in
+ * the caller's directory); --textfile is added when the command line has none.
+ */
+export function systemdUnits(inventory: string, args: string[], onCalendar: string): string {
+  const rest = args.filter((a) => a !== '--print-systemd-timer');
+  // --on-calendar is the timer's, not the service's.
+  const i = rest.findIndex((a) => a === '--on-calendar' || a.startsWith('--on-calendar='));
+  if (i >= 0) rest.splice(i, rest[i]!.includes('=') ? 1 : 2);
+  const withTextfile = rest.some((a) => a === '--textfile' || a.startsWith('--textfile=')) ? rest : [...rest, '--textfile', `${TEXTFILE_DIR}/decom.prom`];
+  const exec = [process.execPath, resolve(process.argv[1] ?? 'decom'), 'audit', resolve(inventory), ...withTextfile].map(unitArg).join(' ');
+  return `# --- /etc/systemd/system/decom-audit.service ---
+[Unit]
+Description=decom audit: Kubernetes residue across the fleet
+Wants=network-online.target
+After=network-online.target
+
+[Service]
+Type=oneshot
+ExecStart=${exec}
+# Exit 1 (residue found) is the audit's answer, not a failed run; 2 and 3 are failures.
+SuccessExitStatus=1
+Nice=10
+IOSchedulingClass=idle
+
+# --- /etc/systemd/system/decom-audit.timer ---
+[Unit]
+Description=decom audit, on a schedule
+
+[Timer]
+OnCalendar=${onCalendar}
+RandomizedDelaySec=5min
+Persistent=true
+
+[Install]
+WantedBy=timers.target
+`;
+}
