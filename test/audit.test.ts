@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseJunit } from 'junit2json';
 import { chromium } from 'playwright-core';
 import { PNG } from 'pngjs';
-import { decom, down, ssh, STATE_DIR, up } from './helpers/sandbox.js';
+import { parse as parseYaml } from 'yaml';
+import { CLI, decom, down, ROOT, ssh, STATE_DIR, up } from './helpers/sandbox.js';
 import { ok, requireKubectl, sleep } from './helpers/kubectl.js';
 import { shardOf } from '../src/audit/audit.js';
 import { KIND_COLOURS, CLEAN_COLOUR } from '../src/audit/html.js';
@@ -93,6 +94,22 @@ describe('bad input is refused with the flag named, before any host is touched',
   });
 });
 
+describe('--print-systemd-timer: the audit on one machine, on a schedule', () => {
+  it('prints a service and timer pair that systemd-analyze accepts, running the same audit with the textfile written', () => {
+    const r = decom(['audit', join(ROOT, 'inventory', 'kubespray', 'hosts.yaml'), '--no-api', '--stale-after', '2h', '--print-systemd-timer', '--on-calendar', '*:0/15']);
+    expect(r.code, r.stderr).toBe(0);
+    const units = [...r.stdout.matchAll(/^# --- (\S+) ---\n([\s\S]*?)(?=^# --- |(?![\s\S]))/gm)].map((m) => ({ path: m[1]!, text: m[2]! }));
+    expect(units.map((u) => u.path)).toEqual(['/etc/systemd/system/decom-audit.service', '/etc/systemd/system/decom-audit.timer']);
+    const dir = mkdtempSync(join(tmp, 'units-'));
+    for (const u of units) writeFileSync(join(dir, u.path.split('/').pop()!), u.text);
+    const verify = spawnSync('systemd-analyze', ['verify', join(dir, 'decom-audit.service'), join(dir, 'decom-audit.timer')], { encoding: 'utf8' });
+    expect(verify.status, verify.stderr).toBe(0);
+    expect(units[0]!.text).toContain(`ExecStart=${process.execPath} ${CLI} audit ${join(ROOT, 'inventory', 'kubespray', 'hosts.yaml')} --no-api --stale-after 2h --textfile /var/lib/prometheus/node-exporter/decom.prom\n`);
+    expect(units[0]!.text).toContain('SuccessExitStatus=1\n');
+    expect(units[1]!.text).toContain('OnCalendar=*:0/15\n');
+  });
+});
+
 describe('etcd-restore-phantoms: phantom pods found, reported in every format, and removed only while the API still does not know them', () => {
   beforeAll(() => {
     requireKubectl();
@@ -175,6 +192,68 @@ describe('etcd-restore-phantoms: phantom pods found, reported in every format, a
     } finally {
       await browser.close();
     }
+  });
+
+  it('merges the shards of an Indexed Job into the report one unsharded audit gives', () => {
+    const whole = auditJson().report;
+    const files = ['0/2', '1/2'].map((sh, i) => {
+      const file = join(tmp, `shard-${i}.json`);
+      const r = audit('--shard', sh, '--output', 'json');
+      expect(r.code).toBeLessThanOrEqual(1);
+      writeFileSync(file, r.stdout);
+      return file;
+    });
+    const merged = decom(['audit-report', '--expect', '2', '--output', 'json', ...files]);
+    expect(merged.code, merged.stderr).toBe(1);
+    expect(found(JSON.parse(merged.stdout) as Report)).toEqual(found(whole));
+    expect((JSON.parse(merged.stdout) as Report).hosts.map((h) => h.host)).toEqual(['node1', 'node2', 'node3']);
+    const short = decom(['audit-report', '--expect', '3', ...files]);
+    expect([short.code, short.stderr.trim()]).toEqual([2, `decom: --expect 3: 2 reports given (${files.join(', ')})`]);
+    const twice = decom(['audit-report', files[0]!, files[0]!]);
+    expect(twice.code).toBe(2);
+    expect(twice.stderr).toMatch(/host node\d is in .*shard-0\.json too: these reports are not the shards of one run/);
+  });
+
+  it('ships a CronJob (an Indexed Job of shards) and a DaemonSet (read-only host mounts) that the API accepts', () => {
+    const docs = (file: string) => readFileSync(join(ROOT, 'deploy', file), 'utf8').split(/^---$/m).map((d) => parseYaml(d)).filter(Boolean);
+    const cron = docs('audit-cronjob.yaml').find((d) => d.kind === 'CronJob');
+    const job = cron.spec.jobTemplate.spec;
+    expect(job.completionMode).toBe('Indexed');
+    expect(String(job.template.spec.containers[0].env.find((e: { name: string }) => e.name === 'SHARDS').value)).toBe(String(job.completions));
+    expect(job.template.spec.containers[0].args[0]).toContain('--shard "$JOB_COMPLETION_INDEX/$SHARDS"');
+    const role = docs('audit-cronjob.yaml').find((d) => d.kind === 'ClusterRole');
+    expect([...new Set(role.rules.flatMap((r: { verbs: string[] }) => r.verbs))]).toEqual(['list']); // the audit never writes
+    const ds = docs('audit-daemonset.yaml').find((d) => d.kind === 'DaemonSet').spec.template.spec;
+    const hostVolumes = ds.volumes.filter((v: { hostPath?: unknown }) => v.hostPath).map((v: { name: string }) => v.name);
+    expect(hostVolumes.length).toBeGreaterThan(0);
+    for (const m of ds.containers[0].volumeMounts.filter((x: { name: string }) => hostVolumes.includes(x.name))) expect(m.readOnly, m.name).toBe(true);
+    expect(ds.containers[0].args[0]).toMatch(/decom audit \S+ --connection local --host-root \/host --no-api --listen :9847 --every 5m/);
+
+    ok('create', 'namespace', 'decom');
+    const applied = ok('apply', '--dry-run=server', '-f', join(ROOT, 'deploy', 'audit-cronjob.yaml'), '-f', join(ROOT, 'deploy', 'audit-daemonset.yaml'));
+    expect(applied.trim().split('\n')).toEqual([
+      'serviceaccount/decom-audit created (server dry run)',
+      'clusterrole.rbac.authorization.k8s.io/decom-audit created (server dry run)',
+      'clusterrolebinding.rbac.authorization.k8s.io/decom-audit created (server dry run)',
+      'persistentvolumeclaim/decom-reports created (server dry run)',
+      'cronjob.batch/decom-audit created (server dry run)',
+      'daemonset.apps/decom-node-audit created (server dry run)',
+    ]);
+    expect(ok('get', 'cronjobs,daemonsets,serviceaccounts', '-n', 'decom', '-o', 'name')).toBe(''); // a dry run stores nothing
+  });
+
+  it("runs as the DaemonSet does, on the node itself: --connection local, chrooted, metrics served at /metrics", () => {
+    const out = ssh(
+      'node2',
+      `printf 'all:\n  hosts:\n    node2:\n      ansible_host: 127.0.0.1\n' > /tmp/decom-inv.yaml
+${process.execPath} ${CLI} audit /tmp/decom-inv.yaml --connection local --host-root / --no-api --listen 127.0.0.1:9847 --every 10s 2>/dev/null & pid=$!
+for i in $(seq 100); do wget -q -O /tmp/decom.prom http://127.0.0.1:9847/metrics 2>/dev/null && break; sleep 0.1; done
+kill $pid; wait $pid 2>/dev/null; rm -f /tmp/decom-inv.yaml; cat /tmp/decom.prom; rm -f /tmp/decom.prom`,
+    );
+    expect(spawnSync('promtool', ['check', 'metrics'], { input: out, encoding: 'utf8' }).status).toBe(0);
+    expect(out).toContain('decom_audit_host_reachable{host="node2"} 1\n');
+    expect(out).toContain('decom_residue{host="node2",kind="orphan-netns"} 0\n');
+    expect(out).not.toContain('kind="phantom-pod"'); // --no-api: not checked, so no series (unknown is not 0)
   });
 
   it('--check plans the removal and changes nothing', () => {
