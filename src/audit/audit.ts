@@ -8,10 +8,9 @@ import type { Transport } from '../transport/types.js';
 import { TransportError } from '../transport/types.js';
 import { AUDIT_VIEWS, probeNode, type NodeState } from '../probes/index.js';
 import { addressesOf } from '../cluster/etcd.js';
-import { errorLine } from '../cluster/kubeconfig.js';
 import { nodeNameOf } from '../cluster/node.js';
 import { inputError } from '../util/errors.js';
-import { readCluster, type AuditClients, type ClusterView } from './cluster.js';
+import { readCluster, type ApiSource, type ClusterView } from './cluster.js';
 import { API_KINDS, AUDIT_KINDS, apiFindings, etcdFindings, knownPods, nodeFindings, type AuditFinding, type AuditKind } from './rules.js';
 
 export interface HostAudit {
@@ -47,9 +46,8 @@ export interface AuditOptions {
   connect: (host: Host) => Promise<Transport>;
   /** Every host of the inventory (an etcd member or Node of none of them is stale). */
   inventory: Host[];
-  clients?: AuditClients;
-  /** Why there are no clients: no kubeconfig found, or --no-api. */
-  noApi?: string;
+  /** Where the API is; undefined with --no-api. */
+  api?: ApiSource;
   stuckAfterSec: number;
   staleAfterSec: number;
   /** Report the cluster-wide findings (a shard other than the first leaves them to it). */
@@ -69,11 +67,8 @@ async function probeHost(host: Host, connect: AuditOptions['connect']): Promise<
 
 export async function audit(hosts: Host[], o: AuditOptions): Promise<AuditReport> {
   const time = Date.now();
-  const [probes, cluster] = await Promise.all([
-    Promise.all(hosts.map((h) => probeHost(h, o.connect))),
-    o.clients ? readCluster(o.clients).then((v): ClusterView | Error => v, (e: unknown) => new Error(errorLine(e))) : Promise.resolve(undefined),
-  ]);
-  const view = cluster instanceof Error ? undefined : cluster;
+  const [probes, cluster] = await Promise.all([Promise.all(hosts.map((h) => probeHost(h, o.connect))), o.api ? readCluster(o.api) : undefined]);
+  const view: ClusterView | undefined = cluster && 'view' in cluster ? cluster.view : undefined;
   const known = view ? knownPods(view.pods) : undefined;
   const states = new Map(hosts.flatMap((h, i) => (probes[i]?.state ? [[h.name, probes[i].state] as const] : [])));
   const reports: HostAudit[] = hosts.map((h, i) => {
@@ -110,9 +105,10 @@ export async function audit(hosts: Host[], o: AuditOptions): Promise<AuditReport
   }
   const report: AuditReport = { time, hosts: reports, cluster: clusterFindings, states };
   const apiKinds = AUDIT_KINDS.filter((k) => API_KINDS.has(k));
-  if (!o.clients) report.notChecked = { kinds: apiKinds, why: o.noApi ?? "no kubeconfig (--kubeconfig, the inventory's decom_kubeconfig, $KUBECONFIG, ~/.kube/config)" };
-  else if (cluster instanceof Error) {
-    report.apiError = `the API at ${o.clients.server} could not be listed: ${cluster.message}`;
+  if (!cluster) report.notChecked = { kinds: apiKinds, why: '--no-api' };
+  else if ('none' in cluster) report.notChecked = { kinds: apiKinds, why: "no kubeconfig (--kubeconfig, the inventory's decom_kubeconfig, $KUBECONFIG, ~/.kube/config)" };
+  else if ('error' in cluster) {
+    report.apiError = `the API at ${cluster.server} could not be listed: ${cluster.error}`;
     report.notChecked = { kinds: apiKinds, why: report.apiError };
   }
   if (view) report.server = view.server;

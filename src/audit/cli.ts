@@ -73,13 +73,12 @@ export async function auditCommand(inventoryFile: string, targets: string[], fla
   const shard = flags.shard ? shardOf(hosts, flags.shard) : undefined;
   if (shard) hosts = shard.hosts;
   const named = flags.api && !flags.kubeconfig ? inventoryKubeconfig(inventoryFile, all) : undefined;
-  // The nodes' connections are dialed while the API's client library loads.
-  const [connector_, clients] = await Promise.all([connector(hosts, flags), flags.api ? auditClients(flags.kubeconfig ?? named, flags.context) : undefined]);
+  const api = flags.api ? { ...(flags.kubeconfig ?? named ? { kubeconfig: (flags.kubeconfig ?? named) as string } : {}), ...(flags.context ? { context: flags.context } : {}) } : undefined;
+  const connector_ = await connector(hosts, flags);
   const options = (connect: AuditOptions['connect']): AuditOptions => ({
     connect,
     inventory: all,
-    ...(clients ? { clients } : {}),
-    ...(flags.api ? {} : { noApi: '--no-api' }),
+    ...(api ? { api } : {}),
     staleAfterSec,
     stuckAfterSec,
     clusterScope: !shard || shard.index === 0,
@@ -122,7 +121,11 @@ export async function auditCommand(inventoryFile: string, targets: string[], fla
         const h = hosts.find((x) => x.name === name) as Host;
         await fixHost(await connect(h), h.become, as, recheck.states?.get(name));
       }),
-      ...todo.filter((a) => API_FIXES.has(a.finding.kind)).map((a) => (clients ? fixApi(clients.core, a) : Promise.resolve())),
+      (async () => {
+        const viaApi = todo.filter((a) => API_FIXES.has(a.finding.kind));
+        const clients = viaApi.length && api ? await auditClients(api) : undefined;
+        await Promise.all(viaApi.map((a) => (clients ? fixApi(clients.core, a) : Promise.resolve())));
+      })(),
     ]);
     const after = await audit(hosts, o);
     // A remedy that said done is proven by the audit after it: its finding must be gone.

@@ -163,6 +163,21 @@ export function createApiServer(o: ApiOptions): Server {
       .map((x) => (t.r.plural === 'poddisruptionbudgets' ? { ...x, status: pdbStatus(store, x) } : x));
   };
 
+  // apiserver_request_total as a real API server exports it: what clients asked, by verb and resource.
+  const requests = new Map<string, number>();
+  // (and, the sandbox's addition, by client: the User-Agent's product, so a benchmark counts one client's requests)
+  const count = (verb: string, r: Resource, sub: string | undefined, agent: string) => {
+    const client = (/^[^/\s]+/.exec(agent)?.[0] ?? 'unknown').replace(/[^A-Za-z0-9_.-]/g, '_');
+    const key = `verb="${verb}",group="${r.group}",version="${r.version}",resource="${r.plural}",subresource="${sub ?? ''}",client="${client}"`;
+    requests.set(key, (requests.get(key) ?? 0) + 1);
+  };
+  const sendMetrics = (res: ServerResponse) => {
+    const lines = ['# HELP apiserver_request_total Counter of apiserver requests broken out for each verb, group, version and resource.', '# TYPE apiserver_request_total counter'];
+    for (const [k, v] of [...requests].sort()) lines.push(`apiserver_request_total{${k}} ${v}`);
+    res.writeHead(200, { 'Content-Type': 'text/plain; version=0.0.4' });
+    res.end(`${lines.join('\n')}\n`);
+  };
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'https://sandbox');
     const q = url.searchParams;
@@ -175,6 +190,7 @@ export function createApiServer(o: ApiOptions): Server {
     }
     if (path === '/version') return send(res, 200, KUBERNETES_VERSION);
     if (!authorized(req)) throw new ApiError(401, 'Unauthorized', 'Unauthorized');
+    if (path === '/metrics') return sendMetrics(res);
 
     // Discovery.
     const aggregated = accept.includes('as=APIGroupDiscoveryList');
@@ -200,6 +216,7 @@ export function createApiServer(o: ApiOptions): Server {
     const t = m ? parseTarget(group, 'v1', rest.split('/').map(decodeURIComponent)) : undefined;
     if (!t) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
     const { r } = t;
+    count(req.method === 'GET' ? (t.name ? 'GET' : q.get('watch') === 'true' || q.get('watch') === '1' ? 'WATCH' : 'LIST') : String(req.method), r, t.sub, String(req.headers['user-agent'] ?? ''));
     const dryRun = q.get('dryRun') === 'All';
 
     if (r.namespaced && t.ns && !store.find('namespaces', undefined, t.ns) && req.method !== 'GET') {
