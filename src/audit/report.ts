@@ -53,6 +53,7 @@ export function renderTable(r: AuditReport, opts: { details?: boolean } = {}): s
   out.push('');
   for (const x of all) {
     if (x.error) out.push(`${printable(x.name)}: NOT CHECKED: ${printable(x.error)}`);
+    for (const w of r.hosts.find((h) => h.host === x.name)?.warnings ?? []) out.push(`${printable(x.name)}: warning: ${printable(w)}`);
     for (const k of AUDIT_KINDS) {
       const fs = x.findings.filter((f) => f.kind === k);
       const shown = opts.details ? fs : fs.slice(0, 5);
