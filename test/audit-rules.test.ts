@@ -25,11 +25,13 @@ describe('pod traces as the probe reads them', () => {
   });
   it('reads netns inodes, each process\'s netns and host-local leases, skipping the allocator\'s own files', () => {
     const t = parsePodTraces(
+      `${UID}\n`,
       `/kubepods/besteffort/pod${UID.replaceAll('-', '_')}\n`,
       '4026532837 /run/netns/cni-2fd2f851\n4026532404 /run/netns/app-vpn\n',
       'lrwxrwxrwx 1 root root 0 Nov 25 00:36 /proc/1/ns/net -> net:[4026532258]\nlrwxrwxrwx 1 root root 0 Nov 25 00:36 /proc/2656/ns/net -> net:[4026532837]\n',
       '/var/lib/cni/networks/cbr0/10.244.1.2\tc01a9db4\n/var/lib/cni/networks/cbr0/fd00::5\tabc\n',
     );
+    expect(t.dirs).toEqual([UID]);
     expect(t.cgroups).toEqual([{ path: `/kubepods/besteffort/pod${UID.replaceAll('-', '_')}`, uid: UID }]);
     expect([...t.netnsInodes]).toEqual([['cni-2fd2f851', '4026532837'], ['app-vpn', '4026532404']]);
     expect(t.procNetns.get(2656)).toBe('4026532837');
@@ -47,11 +49,23 @@ describe('node traces against the pods the API knows', () => {
     expect(kinds(nodeFindings(s, knownPods([])))).toEqual(['phantom-pod kube-system/etcd-node2']);
   });
 
+  it("says which ports a phantom's processes hold (a rejoin's \"port already in use\")", () => {
+    const s = state({
+      containers: [running('s1', UID, 'sandbox', 10), running('c1', UID, 'container', 11)],
+      k8sCgroups: new Map([[11, `/kubepods/besteffort/pod${UID.replaceAll('-', '_')}/c1`]]),
+      processes: new Map([[11, { pid: 11, ppid: 9, name: 'kube-apiserver', args: 'kube-apiserver --secure-port=6443', start: 3 }]]),
+      listeners: [{ addr: '*', port: 6443, holders: [{ name: 'kube-apiserver', pid: 11 }] }, { addr: '*', port: 22, holders: [{ name: 'sshd', pid: 5 }] }],
+    });
+    const [f] = nodeFindings(s, knownPods([]));
+    expect(f!.detail).toBe(`pod ${UID} runs on the node (2 of 2 containers running, listening on *:6443) but the API has no such pod`);
+    expect(f!.evidence).toContain('process 11 kube-apiserver --secure-port=6443');
+    expect(f!.evidence).toContain('port *:6443');
+  });
+
   it('does not judge phantoms without the API, and counts a pod the runtime has as known', () => {
     const s = state({
       containers: [running('s1', UID, 'sandbox', 10)],
-      paths: [{ kind: 'kubelet-state', path: `/var/lib/kubelet/pods/${UID}` }],
-      pods: { ...emptyState().pods, cgroups: [{ path: `/kubepods/besteffort/pod${UID}`, uid: UID }] },
+      pods: { ...emptyState().pods, dirs: [UID], cgroups: [{ path: `/kubepods/besteffort/pod${UID}`, uid: UID }] },
     });
     expect(nodeFindings(s, undefined)).toEqual([]);
   });
@@ -59,11 +73,10 @@ describe('node traces against the pods the API knows', () => {
   it('an empty orphaned cgroup and a pod dir of no pod; with processes left the cgroup says so', () => {
     const other = '0b0b0b0b-1111-4222-8333-444444444444';
     const s = state({
-      paths: [{ kind: 'kubelet-state', path: `/var/lib/kubelet/pods/${other}` }],
       mounts: [{ target: `/var/lib/kubelet/pods/${other}/volumes/kubernetes.io~empty-dir/cache`, source: 'tmpfs', fstype: 'tmpfs' }],
       k8sCgroups: new Map([[77, `/kubepods/besteffort/pod${other.replaceAll('-', '_')}/abc`]]),
       processes: new Map([[77, { pid: 77, ppid: 1, name: 'sleep', args: 'sleep 1d', start: 5 }]]),
-      pods: { ...emptyState().pods, cgroups: [{ path: `/kubepods/besteffort/pod${other.replaceAll('-', '_')}`, uid: other }] },
+      pods: { ...emptyState().pods, dirs: [other], cgroups: [{ path: `/kubepods/besteffort/pod${other.replaceAll('-', '_')}`, uid: other }] },
     });
     const f = nodeFindings(s, knownPods([]));
     expect(kinds(f)).toEqual([`orphan-pod-dir /var/lib/kubelet/pods/${other}`, `orphan-pod-cgroup /kubepods/besteffort/pod${other.replaceAll('-', '_')}`]);

@@ -13,9 +13,8 @@ import { inputError, UserError } from '../util/errors.js';
 import { duration } from '../util/flags.js';
 import { printable } from '../verify/report.js';
 import { audit, auditExitCode, shardOf, type AuditOptions, type AuditReport } from './audit.js';
-import { auditClients } from './cluster.js';
-import { systemdUnits } from './schedule.js';
-import { API_FIXES, fixApi, fixHost, fixKinds, plan, type Action } from './fix.js';
+import { serveMetrics, systemdUnits } from './schedule.js';
+import { applyFixes, fixKinds, plan, proveFixes, type Action } from './fix.js';
 import { renderHtml } from './html.js';
 import { mergeReports, readReport, renderJson, renderJunit, renderPrometheus, renderTable, writeAtomically } from './report.js';
 
@@ -113,26 +112,9 @@ export async function auditCommand(inventoryFile: string, targets: string[], fla
       return actions.some((a) => a.outcome === 'left') ? 4 : auditExitCode(recheck);
     }
     if (!flags.yes) await confirm(todo);
-    // The API's remedies go through the API whatever host the finding is on; the others to their host, one script each.
-    const byHost = new Map<string, Action[]>();
-    for (const a of todo) if (a.host && !API_FIXES.has(a.finding.kind)) byHost.set(a.host, [...(byHost.get(a.host) ?? []), a]);
-    await Promise.all([
-      ...[...byHost].map(async ([name, as]) => {
-        const h = hosts.find((x) => x.name === name) as Host;
-        await fixHost(await connect(h), h.become, as, recheck.states?.get(name));
-      }),
-      (async () => {
-        const viaApi = todo.filter((a) => API_FIXES.has(a.finding.kind));
-        const clients = viaApi.length && api ? await auditClients(api) : undefined;
-        await Promise.all(viaApi.map((a) => (clients ? fixApi(clients.core, a) : Promise.resolve())));
-      })(),
-    ]);
+    await applyFixes(todo, { hosts, connect, ...(api ? { api } : {}), ...(recheck.states ? { states: recheck.states } : {}) });
     const after = await audit(hosts, o);
-    // A remedy that said done is proven by the audit after it: its finding must be gone.
-    for (const a of todo) {
-      const still = [...after.hosts.filter((h) => h.host === a.host).flatMap((h) => h.findings), ...(a.host ? [] : after.cluster)].some((f) => f.kind === a.finding.kind && f.subject === a.finding.subject);
-      if (still && a.outcome !== 'failed') Object.assign(a, { outcome: 'failed', why: `the audit after it still finds it${a.why ? ` (${a.why})` : ''}` });
-    }
+    proveFixes(todo, after);
     process.stderr.write(renderOutcomes(todo));
     writeOutputs(after, flags);
     if (actions.some((a) => a.outcome === 'left')) return 4;
@@ -164,35 +146,6 @@ function listenAddress(v: string): { host: string; port: number } {
   const port = Number(m?.[2]);
   if (!m || port < 1 || port > 65535) throw inputError(`--listen ${JSON.stringify(v)}: expected PORT or HOST:PORT, e.g. :9847 or 0.0.0.0:9847`);
   return { host: m[1] || '0.0.0.0', port };
-}
-
-/**
- * The DaemonSet's mode: audit every `everySec`, and serve the last audit's metrics at
- * /metrics (Prometheus scrapes the pod), so no host path is ever written. Runs until
- * the process is stopped.
- */
-async function serveMetrics(at: { host: string; port: number }, everySec: number, run: () => Promise<AuditReport>): Promise<number> {
-  const { createServer } = await import('node:http');
-  let text = '';
-  const server = createServer((req, res) => {
-    if (req.url?.split('?')[0] !== '/metrics' || !text) {
-      res.writeHead(text ? 404 : 503).end(text ? 'not found: /metrics\n' : 'no audit finished yet\n');
-      return;
-    }
-    res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }).end(text);
-  });
-  await new Promise<void>((resolve, reject) => server.once('error', (e) => reject(inputError(`--listen ${at.host}:${at.port}: ${e.message}`))).listen(at.port, at.host, resolve));
-  process.stderr.write(`serving the audit's metrics at http://${at.host}:${at.port}/metrics, audited every ${everySec}s\n`);
-  for (;;) {
-    try {
-      const report = await run();
-      text = renderPrometheus(report);
-      process.stderr.write(`${new Date(report.time).toISOString()} audited ${report.hosts.length} host(s): ${report.hosts.reduce((n, h) => n + h.findings.length, 0) + report.cluster.length} finding(s)\n`);
-    } catch (e) {
-      process.stderr.write(`audit failed: ${(e as Error).message}\n`);
-    }
-    await new Promise((r) => setTimeout(r, everySec * 1000));
-  }
 }
 
 /**

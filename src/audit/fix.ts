@@ -8,11 +8,13 @@
 import type { CoreV1Api } from '@kubernetes/client-node';
 import { q, STOP_PROCS } from '../engine/sh.js';
 import { errorLine } from '../cluster/kubeconfig.js';
+import type { Host } from '../inventory/index.js';
 import type { Transport } from '../transport/types.js';
 import type { NodeState } from '../probes/index.js';
 import { inputError } from '../util/errors.js';
 import { AUDIT_KINDS, type AuditFinding, type AuditKind } from './rules.js';
 import type { AuditReport } from './audit.js';
+import { auditClients, type ApiSource } from './cluster.js';
 
 /** The kinds with a remedy; the others are reported only (decom run, etcdctl or the storage driver's owner act on them). */
 export const FIXABLE: readonly AuditKind[] = ['phantom-pod', 'orphan-pod-cgroup', 'orphan-pod-dir', 'orphan-netns', 'orphan-veth', 'orphan-ipam-lease', 'stuck-terminating-pod', 'stuck-terminating-namespace'];
@@ -176,8 +178,40 @@ function remedy(f: AuditFinding, s: NodeState | undefined): string {
   }
 }
 
+/**
+ * Every remedy of the plan at once: each host's in one script over its connection,
+ * the API's through the API (whatever host their finding is on).
+ */
+export async function applyFixes(
+  todo: Action[],
+  o: { hosts: Host[]; connect: (h: Host) => Promise<Transport>; api?: ApiSource; states?: ReadonlyMap<string, NodeState> },
+): Promise<void> {
+  const byHost = new Map<string, Action[]>();
+  for (const a of todo) if (a.host && !API_FIXES.has(a.finding.kind)) byHost.set(a.host, [...(byHost.get(a.host) ?? []), a]);
+  const viaApi = todo.filter((a) => API_FIXES.has(a.finding.kind));
+  await Promise.all([
+    ...[...byHost].map(async ([name, as]) => {
+      const h = o.hosts.find((x) => x.name === name) as Host;
+      await fixHost(await o.connect(h), h.become, as, o.states?.get(name));
+    }),
+    (async () => {
+      const clients = viaApi.length && o.api ? await auditClients(o.api) : undefined;
+      await Promise.all(viaApi.map((a) => (clients ? fixApi(clients.core, a) : Promise.resolve())));
+    })(),
+  ]);
+}
+
+/** A remedy that said done is proven by the audit after it: its finding must be gone. */
+export function proveFixes(todo: Action[], after: AuditReport): void {
+  for (const a of todo) {
+    const row = a.host ? (after.hosts.find((h) => h.host === a.host)?.findings ?? []) : after.cluster;
+    const still = row.some((f) => f.kind === a.finding.kind && f.subject === a.finding.subject);
+    if (still && a.outcome !== 'failed') Object.assign(a, { outcome: 'failed', why: `the audit after it still finds it${a.why ? ` (${a.why})` : ''}` });
+  }
+}
+
 /** Runs one host's node remedies in one round trip and records each outcome. */
-export async function fixHost(t: Transport, become: boolean, actions: Action[], s: NodeState | undefined): Promise<void> {
+async function fixHost(t: Transport, become: boolean, actions: Action[], s: NodeState | undefined): Promise<void> {
   const ordered = [...actions].sort((a, b) => NODE_ORDER.indexOf(a.finding.kind) - NODE_ORDER.indexOf(b.finding.kind));
   const script = ordered.map((a, i) => `# ${a.what.replace(/\n/g, ' ')}\n( ${remedy(a.finding, s)} ) 2>&1 | sed -n 's/^@@R /@@${i} /p'`).join('\n');
   const r = await t.exec(`PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n${STOP_PROCS}\n${script}\n`, { sudo: become, timeoutSec: 120 });
@@ -192,7 +226,7 @@ export async function fixHost(t: Transport, become: boolean, actions: Action[], 
 }
 
 /** The API remedies: a force delete with the pod's UID as precondition, a namespace finalized. */
-export async function fixApi(core: CoreV1Api, a: Action): Promise<void> {
+async function fixApi(core: CoreV1Api, a: Action): Promise<void> {
   const t = a.finding.target;
   try {
     if (a.finding.kind === 'stuck-terminating-pod') {

@@ -52,7 +52,7 @@ export function knownPods(pods: readonly V1Pod[]): Map<string, V1Pod> {
   return known;
 }
 
-const POD_DIR = /^\/var\/lib\/kubelet\/pods\/([^/]+)$/;
+const POD_DIRS = '/var/lib/kubelet/pods';
 const podKey = (p: V1Pod) => `${p.metadata?.namespace}/${p.metadata?.name}`;
 const live = (c: Container) => c.state === 'running' || c.state === 'SANDBOX_READY' || c.state === 'CONTAINER_RUNNING';
 
@@ -73,7 +73,7 @@ export function nodeFindings(s: NodeState, known: ReadonlyMap<string, V1Pod> | u
   const pidsOf = (uid: string) => [...pidUid].filter(([, u]) => u === uid).map(([pid]) => pid).sort((a, b) => a - b);
   const proc = (pid: number) => `${pid} ${s.processes.get(pid)?.args || s.processes.get(pid)?.name || '?'}`.slice(0, 160);
   const mountsUnder = (dir: string) => s.mounts.filter((m) => m.target.startsWith(`${dir}/`)).map((m) => m.target);
-  const podDirs = new Map(s.paths.flatMap((p) => { const m = POD_DIR.exec(p.path); return m ? [[m[1] as string, p.path] as const] : []; }));
+  const podDirs = new Map(s.pods.dirs.map((uid) => [uid, `${POD_DIRS}/${uid}`] as const));
   const cgroupsOf = (uid: string) => s.pods.cgroups.filter((c) => c.uid === uid).map((c) => c.path);
 
   // Phantom pods: the runtime runs (or holds) a pod the API does not know.

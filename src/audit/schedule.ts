@@ -1,9 +1,13 @@
 /**
- * `decom audit --print-systemd-timer`: the audit as a scheduled systemd service on
- * one machine, a unit and timer pair running this very command line (minus the flag)
- * with the Prometheus textfile written for node-exporter's textfile collector.
+ * The audit on a schedule: `--print-systemd-timer`, a unit and timer pair running
+ * this very command line (minus the flag) with the Prometheus textfile written for
+ * node-exporter's textfile collector; or `--listen --every` (the DaemonSet), the
+ * audit repeated in this process with its metrics served.
  */
 import { resolve } from 'node:path';
+import { inputError } from '../util/errors.js';
+import type { AuditReport } from './audit.js';
+import { renderPrometheus } from './report.js';
 
 /** Debian's prometheus-node-exporter reads *.prom from here. */
 export const TEXTFILE_DIR = '/var/lib/prometheus/node-exporter';
@@ -52,4 +56,33 @@ Persistent=true
 [Install]
 WantedBy=timers.target
 `;
+}
+
+/**
+ * The DaemonSet's mode: audit every `everySec`, and serve the last audit's metrics at
+ * /metrics (Prometheus scrapes the pod), so no host path is ever written. Runs until
+ * the process is stopped.
+ */
+export async function serveMetrics(at: { host: string; port: number }, everySec: number, run: () => Promise<AuditReport>): Promise<number> {
+  const { createServer } = await import('node:http');
+  let text = '';
+  const server = createServer((req, res) => {
+    if (req.url?.split('?')[0] !== '/metrics' || !text) {
+      res.writeHead(text ? 404 : 503).end(text ? 'not found: /metrics\n' : 'no audit finished yet\n');
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }).end(text);
+  });
+  await new Promise<void>((resolve, reject) => server.once('error', (e) => reject(inputError(`--listen ${at.host}:${at.port}: ${e.message}`))).listen(at.port, at.host, resolve));
+  process.stderr.write(`serving the audit's metrics at http://${at.host}:${at.port}/metrics, audited every ${everySec}s\n`);
+  for (;;) {
+    try {
+      const report = await run();
+      text = renderPrometheus(report);
+      process.stderr.write(`${new Date(report.time).toISOString()} audited ${report.hosts.length} host(s): ${report.hosts.reduce((n, h) => n + h.findings.length, 0) + report.cluster.length} finding(s)\n`);
+    } catch (e) {
+      process.stderr.write(`audit failed: ${(e as Error).message}\n`);
+    }
+    await new Promise((r) => setTimeout(r, everySec * 1000));
+  }
 }

@@ -12,13 +12,13 @@ export type { Container, NodeState, Proc } from './state.js';
 export { ALL_VIEWS, AUDIT_VIEWS, PURGE_VIEWS, VIEWS, type View } from './script.js';
 
 /** A node with nothing on it: what a partial probe starts from (and what tests build on). */
-export const emptyState = (): NodeState => ({ hostname: '', machineId: '', pid1: '', uid: 0, tools: new Set(), ...EMPTY(), pods: { cgroups: [], netnsInodes: new Map(), procNetns: new Map(), leases: [] } });
+export const emptyState = (): NodeState => ({ hostname: '', machineId: '', pid1: '', uid: 0, tools: new Set(), ...EMPTY(), pods: { dirs: [], cgroups: [], netnsInodes: new Map(), procNetns: new Map(), leases: [] } });
 
 const EMPTY = (): Omit<NodeState, 'hostname' | 'machineId' | 'pid1' | 'uid' | 'tools'> => ({
   paths: [], processes: new Map(), k8sCgroups: new Map(), listeners: [], mounts: [], netns: [], links: [], iptables: [],
   nftTables: [], ipvs: [], units: new Map(), runningUnits: new Set(), containers: [], kubeletHealthy: false, staticPods: [],
   clusterCAs: [], anchors: [], kubeconfigs: [], bundleTrusts: [], sysctl: [], routes: [], ipsets: [], installed: [], images: [], imagesUnlisted: false, dockerImages: [],
-  pods: { cgroups: [], netnsInodes: new Map(), procNetns: new Map(), leases: [] },
+  pods: { dirs: [], cgroups: [], netnsInodes: new Map(), procNetns: new Map(), leases: [] },
 });
 
 /**
@@ -85,7 +85,7 @@ export function stateFromSections(s: Map<string, string>, prev?: NodeState): Nod
     st.kubeletHealthy = get('kubelet-healthz').trim() === 'ok';
     st.staticPods = parseManifests(get('manifests'));
   }
-  if (has('pod-cgroups')) st.pods = parsePodTraces(get('pod-cgroups'), get('netns-inodes'), get('proc-netns'), get('ipam-leases'));
+  if (has('pod-cgroups')) st.pods = parsePodTraces(get('pod-dirs'), get('pod-cgroups'), get('netns-inodes'), get('proc-netns'), get('ipam-leases'));
   if (has('etcd')) {
     const etcd = parseEtcd(get('etcd'));
     if (etcd) st.etcd = etcd;

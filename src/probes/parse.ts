@@ -460,9 +460,9 @@ export function podUidOfProcessCgroup(path: string): string | undefined {
   return undefined;
 }
 
-/** The `pods` view's sections: pod cgroups, netns inodes, each process's netns, IPAM leases. */
-export function parsePodTraces(cgroups: string, netnsInodes: string, procNetns: string, leases: string): PodTraces {
-  const t: PodTraces = { cgroups: [], netnsInodes: new Map(), procNetns: new Map(), leases: [] };
+/** The `pods` view's sections: pod dirs, pod cgroups, netns inodes, each process's netns, IPAM leases. */
+export function parsePodTraces(dirs: string, cgroups: string, netnsInodes: string, procNetns: string, leases: string): PodTraces {
+  const t: PodTraces = { dirs: lines(dirs).filter((d) => !d.includes('/')), cgroups: [], netnsInodes: new Map(), procNetns: new Map(), leases: [] };
   for (const path of lines(cgroups)) {
     const uid = podUidOfCgroup(path);
     if (uid) t.cgroups.push({ path, uid });

@@ -91,7 +91,7 @@ export const PURGE_VIEWS: ReadonlySet<View> = new Set(VIEWS.filter((v) => v !== 
  * veths, IPAM leases, dirs, containers) and the etcd membership. Not the firewall,
  * units or files a reset cares about: at fleet scale they are the probe's cost.
  */
-export const AUDIT_VIEWS: ReadonlySet<View> = new Set<View>(['files', 'processes', 'sockets', 'mounts', 'netns', 'links', 'containers', 'etcd', 'pods']);
+export const AUDIT_VIEWS: ReadonlySet<View> = new Set<View>(['processes', 'sockets', 'mounts', 'netns', 'links', 'containers', 'etcd', 'pods']);
 
 /**
  * The shell prelude every node script starts with: PATH, the C locale, and the
@@ -253,6 +253,8 @@ ${ETCDCTL_ENV}
 fi`)}
 ${v('pods', `
 # What a pod leaves on a node, to be matched with the pods the API knows (decom audit).
+s pod-dirs
+for d in /var/lib/kubelet/pods/*; do [ -d "$d" ] && printf '%s\\n' "\${d##*/}"; done
 s pod-cgroups
 # Pod cgroups of either driver (cgroupfs kubepods/besteffort/podUID, systemd
 # kubepods-besteffort-podUID.slice), in the pids hierarchy on cgroup v1, the unified one on v2.

@@ -69,6 +69,8 @@ export interface NodeState {
 
 /** A node's pod traces, to be matched with the pods the API knows. */
 export interface PodTraces {
+  /** The kubelet's pod dirs (/var/lib/kubelet/pods/UID), by UID. */
+  dirs: string[];
   /** Pod cgroups (relative to the hierarchy's root), with the pod UID each names. */
   cgroups: { path: string; uid: string }[];
   /** Named netns -> its inode; pid -> the inode of the netns it is in. */

@@ -61,6 +61,8 @@ export const knownHostName = (host: string, port: number): string =>
 
 /** OpenSSH's match_pattern: `*` any run, `?` any one character, case-insensitive. */
 function globMatch(name: string, pattern: string): boolean {
+  // Most entries are plain names: a fleet's known_hosts is read for every host.
+  if (!/[*?]/.test(pattern)) return name === pattern.toLowerCase();
   const re = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replaceAll('*', '.*').replaceAll('?', '.');
   return new RegExp(`^${re}$`, 'is').test(name);
 }
