@@ -29,10 +29,10 @@ describe('probe parsers', () => {
   it("reads crictl's JSON (pods and containers) into sandboxes and containers", () => {
     const c = parseCrictl(fixture('pods.json'), fixture('containers.json'));
     expect(c).toEqual([
-      { id: '7c5d52d2e6a13d7a2b4e2f0ec3bd6d7f6c1c5ef3e1ba7d2d03a5b8f0a1c2d3e4', runtime: 'containerd', kind: 'sandbox', pod: 'kube-system/kube-apiserver-node1', state: 'SANDBOX_READY' },
-      { id: 'e0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f', runtime: 'containerd', kind: 'sandbox', pod: 'kube-system/coredns-7c65d6cfc9-x2x4q', state: 'SANDBOX_NOTREADY' },
-      { id: 'a3f9c1d2e3b4a5968778695a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c', runtime: 'containerd', kind: 'container', name: 'kube-apiserver', pod: 'kube-system/kube-apiserver-node1', state: 'CONTAINER_RUNNING' },
-      { id: 'b1c2d3e4f5a60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90', runtime: 'containerd', kind: 'container', name: 'coredns', pod: 'kube-system/coredns-7c65d6cfc9-x2x4q', state: 'CONTAINER_EXITED' },
+      { id: '7c5d52d2e6a13d7a2b4e2f0ec3bd6d7f6c1c5ef3e1ba7d2d03a5b8f0a1c2d3e4', runtime: 'containerd', kind: 'sandbox', pod: 'kube-system/kube-apiserver-node1', state: 'SANDBOX_READY', podUid: '4b4b2b1c0d6a9b9a8f7e6d5c4b3a2918' },
+      { id: 'e0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f', runtime: 'containerd', kind: 'sandbox', pod: 'kube-system/coredns-7c65d6cfc9-x2x4q', state: 'SANDBOX_NOTREADY', podUid: '8d1c5c0e-2f44-4a53-9d7a-2f6f3b7f1d11' },
+      { id: 'a3f9c1d2e3b4a5968778695a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c', runtime: 'containerd', kind: 'container', name: 'kube-apiserver', pod: 'kube-system/kube-apiserver-node1', state: 'CONTAINER_RUNNING', podUid: '4b4b2b1c0d6a9b9a8f7e6d5c4b3a2918' },
+      { id: 'b1c2d3e4f5a60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90', runtime: 'containerd', kind: 'container', name: 'coredns', pod: 'kube-system/coredns-7c65d6cfc9-x2x4q', state: 'CONTAINER_EXITED', podUid: '8d1c5c0e-2f44-4a53-9d7a-2f6f3b7f1d11' },
     ]);
     expect(parseCrictl('', '')).toEqual([]);
     expect(parseCrictl('not json', '{')).toEqual([]);
@@ -44,6 +44,7 @@ describe('probe parsers', () => {
       `${b}/aaa/config.json:"io.kubernetes.cri.container-type":"sandbox"`,
       `${b}/aaa/config.json:"io.kubernetes.cri.sandbox-name":"etcd-node1"`,
       `${b}/aaa/config.json:"io.kubernetes.cri.sandbox-namespace":"kube-system"`,
+      `${b}/aaa/config.json:"io.kubernetes.cri.sandbox-uid":"3f2b0a4c9d8e7f6a5b4c3d2e1f0a9b8c"`,
       `${b}/bbb/config.json:"io.kubernetes.cri.container-type":"container"`,
       `${b}/bbb/config.json:"io.kubernetes.cri.container-name":"etcd"`,
       `${b}/aaa/init.pid:120`,
@@ -51,7 +52,7 @@ describe('probe parsers', () => {
     ].join('\n');
     const running = procs([[120, 50, 'sleep', ['/bin/sleep', '2147483647']]]);
     expect(parseCtr('aaa\nccc\n', bundles, running)).toEqual([
-      { id: 'aaa', runtime: 'containerd', kind: 'sandbox', pod: 'kube-system/etcd-node1', pid: 120, state: 'running' },
+      { id: 'aaa', runtime: 'containerd', kind: 'sandbox', pod: 'kube-system/etcd-node1', podUid: '3f2b0a4c9d8e7f6a5b4c3d2e1f0a9b8c', pid: 120, state: 'running' },
       { id: 'ccc', runtime: 'containerd', kind: 'unknown', state: 'no task' },
       { id: 'bbb', runtime: 'containerd', kind: 'container', name: 'etcd', pid: 130, state: 'exited, task bundle left (containerd does not list it)' },
     ]);
@@ -59,8 +60,8 @@ describe('probe parsers', () => {
 
   it("reads cri-dockerd's k8s_ Docker names", () => {
     expect(parseDocker('abc\tk8s_POD_kube-proxy-x1_kube-system_0a-1b_0\trunning\ndef\tk8s_kube-proxy_kube-proxy-x1_kube-system_0a-1b_0\texited\n')).toEqual([
-      { id: 'abc', runtime: 'docker', kind: 'sandbox', name: 'k8s_POD_kube-proxy-x1_kube-system_0a-1b_0', state: 'running', pod: 'kube-system/kube-proxy-x1' },
-      { id: 'def', runtime: 'docker', kind: 'container', name: 'k8s_kube-proxy_kube-proxy-x1_kube-system_0a-1b_0', state: 'exited', pod: 'kube-system/kube-proxy-x1' },
+      { id: 'abc', runtime: 'docker', kind: 'sandbox', name: 'k8s_POD_kube-proxy-x1_kube-system_0a-1b_0', state: 'running', pod: 'kube-system/kube-proxy-x1', podUid: '0a-1b' },
+      { id: 'def', runtime: 'docker', kind: 'container', name: 'k8s_kube-proxy_kube-proxy-x1_kube-system_0a-1b_0', state: 'exited', pod: 'kube-system/kube-proxy-x1', podUid: '0a-1b' },
     ]);
   });
 
@@ -117,6 +118,14 @@ describe('probe parsers', () => {
     expect(parseLinks('5: vethec53bb8d@if2: <BROADCAST,MULTICAST,UP> mtu 1500 qdisc noqueue master cni0 state UP mode DEFAULT\n7: flannel.1: <BROADCAST> mtu 1450\n')).toEqual([
       { name: 'vethec53bb8d', master: 'cni0' },
       { name: 'flannel.1' },
+    ]);
+    // Where a veth's peer is: the netns by name, or by id when ip has no name for it.
+    expect(parseLinks([
+      '5: veth72721f6b@if2: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc noqueue master cni0 state UP mode DEFAULT group default qlen 1000\\    link/ether 92:93:cd:97:a9:4b brd ff:ff:ff:ff:ff:ff link-netns cni-2fd2f851-0151-8351-f70b-5a0d6f36c486',
+      '9: cali1a2b3c4d5e6@if3: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc noqueue state UP mode DEFAULT group default qlen 1000\\    link/ether ee:ee:ee:ee:ee:ee brd ff:ff:ff:ff:ff:ff link-netnsid 4',
+    ].join('\n'))).toEqual([
+      { name: 'veth72721f6b', master: 'cni0', peerNetns: 'cni-2fd2f851-0151-8351-f70b-5a0d6f36c486' },
+      { name: 'cali1a2b3c4d5e6', peerNetns: 'id:4' },
     ]);
     const t = parseIptablesSave('# Generated\n*nat\n:PREROUTING ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n-A PREROUTING -j KUBE-SERVICES\nCOMMIT\n', 'legacy', 4);
     expect(t).toEqual([{ backend: 'legacy', family: 4, table: 'nat', chains: ['PREROUTING', 'KUBE-SERVICES'], rules: [{ chain: 'PREROUTING', spec: '-A PREROUTING -j KUBE-SERVICES' }] }]);
