@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,6 +19,7 @@ import { AUDIT_KINDS } from '../src/audit/rules.js';
 
 const INVENTORY = join(STATE_DIR, 'hosts.yaml');
 const tmp = mkdtempSync(join(tmpdir(), 'decom-audit-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 interface Finding { kind: string; subject: string; detail: string; evidence: string[]; target: Record<string, unknown> }
 interface Report { hosts: { host: string; reachable: boolean; findings: Finding[] }[]; cluster: Finding[]; notChecked?: { kinds: string[]; why: string } }
