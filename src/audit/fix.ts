@@ -83,8 +83,7 @@ export function describe(f: AuditFinding): string {
  * pod is force-deleted only when its node is gone or its containers are proven dead,
  * and never while finalizers hold it (decom does not remove a pod's finalizers).
  */
-export function unsafe(f: AuditFinding, report: AuditReport, forceFinalize: ReadonlySet<string>): string | undefined {
-  if (f.kind === 'stuck-terminating-namespace' && !forceFinalize.has(f.subject)) return `not named by --force-finalize`;
+export function unsafe(f: AuditFinding, report: AuditReport): string | undefined {
   if (f.kind !== 'stuck-terminating-pod') return undefined;
   const t = f.target;
   const finalizers = f.evidence.filter((e) => e.startsWith('finalizer ')).map((e) => e.slice(10));
@@ -107,6 +106,8 @@ export function plan(planned: AuditReport, recheck: AuditReport, kinds: Readonly
   const actions: Action[] = [];
   for (const { host, finding } of rowFindings(planned)) {
     if (!kinds.has(finding.kind)) continue;
+    // A namespace is acted on only when named: the others are not part of the plan.
+    if (finding.kind === 'stuck-terminating-namespace' && !forceFinalize.has(finding.subject)) continue;
     const a: Action = { ...(host ? { host } : {}), finding, what: describe(finding) };
     const now = fresh.find((x) => x.host === host && sameTarget(x.finding, finding));
     if (!now) {
@@ -115,7 +116,7 @@ export function plan(planned: AuditReport, recheck: AuditReport, kinds: Readonly
       a.why = moved ? `the re-check finds it changed: ${moved.finding.detail}` : `the re-check no longer finds it${finding.kind === 'phantom-pod' ? ' (its pod is known to the API again, or its containers are gone)' : ''}`;
     } else {
       a.finding = now.finding;
-      const why = unsafe(now.finding, recheck, forceFinalize);
+      const why = unsafe(now.finding, recheck);
       if (why) Object.assign(a, { outcome: 'left', why });
     }
     actions.push(a);
