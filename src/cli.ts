@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 import { Argument, Command, Option } from '@commander-js/extra-typings';
 import { UserError } from './util/errors.js';
+import { VERSION } from './version.js';
 
 // Subcommands are imported lazily: `decom --help` must not pay for what it does not run.
 const program = new Command('decom')
   .description('Take Kubernetes nodes out of service and leave them provably clean, over SSH.')
-  .version('0.1.0')
+  .version(VERSION)
   .showHelpAfterError('(run with --help for usage)')
   .exitOverride((err) => {
     // commander's own usage errors (unknown flag, bad choice) are input errors: exit 2

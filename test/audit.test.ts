@@ -62,6 +62,13 @@ function section(snap: string, name: string): string[] {
 /** The API's objects (names and UIDs), as kubectl lists them. */
 const apiSnapshot = () => ok('get', 'pods,namespaces,nodes,volumeattachments', '-A', '-o', 'custom-columns=KIND:.kind,NS:.metadata.namespace,NAME:.metadata.name,UID:.metadata.uid,DELETING:.metadata.deletionTimestamp', '--sort-by=.metadata.uid');
 
+/** The list requests the sandbox API served to decom (User-Agent decom/…), by resource, from its apiserver_request_total. */
+function decomLists(): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const m of ok('get', '--raw', '/metrics').matchAll(/^apiserver_request_total\{verb="LIST",[^}]*resource="([^"]+)",[^}]*client="decom"\} (\d+)$/gm)) out[m[1]!] = (out[m[1]!] ?? 0) + Number(m[2]);
+  return out;
+}
+
 const COLLATERAL = /app-vpn|app-veth0|\/srv\/appdata|app-filter|app-ca/;
 
 describe('--shard: an Indexed Job shares the inventory out', () => {
@@ -119,7 +126,11 @@ describe('etcd-restore-phantoms: phantom pods found, reported in every format, a
   afterAll(() => down());
 
   it('reports exactly the two phantom pods on node2, with their containers and processes, and nothing on the healthy nodes', () => {
+    const before = decomLists();
     const { code, report } = auditJson();
+    // One set of lists per run, whatever the number of nodes (the API's own count of decom's requests).
+    const after = decomLists();
+    expect(Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)]))).toEqual({ pods: 1, nodes: 1, namespaces: 1, volumeattachments: 1, leases: 1 });
     expect(code).toBe(1);
     expect(found(report)).toEqual(['node2 phantom-pod default/metrics-agent-x8w2p', 'node2 phantom-pod default/orders-5f7b8c9d4-kq2xz']);
     const orders = report.hosts.find((h) => h.host === 'node2')!.findings.find((f) => f.subject.startsWith('default/orders'))!;

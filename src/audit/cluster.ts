@@ -9,7 +9,7 @@
  */
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import type { V1APIService, V1Lease, V1Namespace, V1Node, V1Pod, V1VolumeAttachment } from '@kubernetes/client-node';
-import { errorLine, loadKubeConfig } from '../cluster/kubeconfig.js';
+import { apiClient, errorLine, loadKubeConfig } from '../cluster/kubeconfig.js';
 import { UserError } from '../util/errors.js';
 
 export interface ClusterView {
@@ -53,10 +53,10 @@ export async function auditClients(source: ApiSource) {
   const { kc, k8s, server } = loaded;
   return {
     server,
-    core: kc.makeApiClient(k8s.CoreV1Api),
-    storage: kc.makeApiClient(k8s.StorageV1Api),
-    coordination: kc.makeApiClient(k8s.CoordinationV1Api),
-    registration: kc.makeApiClient(k8s.ApiregistrationV1Api),
+    core: apiClient(k8s, kc, k8s.CoreV1Api),
+    storage: apiClient(k8s, kc, k8s.StorageV1Api),
+    coordination: apiClient(k8s, kc, k8s.CoordinationV1Api),
+    registration: apiClient(k8s, kc, k8s.ApiregistrationV1Api),
   };
 }
 export type AuditClients = NonNullable<Awaited<ReturnType<typeof auditClients>>>;

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { inputError } from '../util/errors.js';
+import { VERSION } from '../version.js';
 import type { Kube } from './context.js';
 
 /**
@@ -80,12 +81,35 @@ export async function loadKubeConfig(flag?: string, context?: string) {
   return { kc, k8s, source, server: kc.getCurrentCluster()?.server ?? '(no server)' };
 }
 
+/** How decom's requests name themselves in the API server's audit log and metrics. */
+export const USER_AGENT = `decom/${VERSION}`;
+
+type K8s = typeof import('@kubernetes/client-node');
+type KubeConfig = InstanceType<K8s['KubeConfig']>;
+
+/**
+ * A typed client of the kubeconfig's current cluster, as `makeApiClient` makes one,
+ * with decom's User-Agent on every request (the client library's own is node-fetch's).
+ */
+export function apiClient<T>(k8s: K8s, kc: KubeConfig, api: new (config: ReturnType<K8s['createConfiguration']>) => T): T {
+  const server = kc.getCurrentCluster()?.server;
+  if (!server) throw inputError('the kubeconfig names no current cluster');
+  const auth = {
+    getName: () => 'decom',
+    applySecurityAuthentication: async (ctx: Parameters<KubeConfig['applySecurityAuthentication']>[0]) => {
+      await kc.applySecurityAuthentication(ctx);
+      ctx.setHeaderParam('User-Agent', USER_AGENT);
+    },
+  };
+  return new api(k8s.createConfiguration({ baseServer: new k8s.ServerConfiguration(server, {}), authMethods: { default: auth } }));
+}
+
 /** The core client alone, from one kubeconfig file (the Node check of `verify` and the reset). */
 export async function coreApi(path: string) {
   const k8s = await import('@kubernetes/client-node');
   const kc = new k8s.KubeConfig();
   kc.loadFromFile(path);
-  return { api: kc.makeApiClient(k8s.CoreV1Api), server: kc.getCurrentCluster()?.server ?? '(no server)' };
+  return { api: apiClient(k8s, kc, k8s.CoreV1Api), server: kc.getCurrentCluster()?.server ?? '(no server)' };
 }
 
 /** Every typed client the cluster side uses, from the kubeconfig kubectl would use. */
@@ -94,12 +118,12 @@ export async function kubeClients(flag?: string, context?: string): Promise<Kube
   if (!loaded) return undefined;
   const { kc, k8s, server } = loaded;
   return {
-    core: kc.makeApiClient(k8s.CoreV1Api),
-    apps: kc.makeApiClient(k8s.AppsV1Api),
-    storage: kc.makeApiClient(k8s.StorageV1Api),
-    policy: kc.makeApiClient(k8s.PolicyV1Api),
-    certificates: kc.makeApiClient(k8s.CertificatesV1Api),
-    coordination: kc.makeApiClient(k8s.CoordinationV1Api),
+    core: apiClient(k8s, kc, k8s.CoreV1Api),
+    apps: apiClient(k8s, kc, k8s.AppsV1Api),
+    storage: apiClient(k8s, kc, k8s.StorageV1Api),
+    policy: apiClient(k8s, kc, k8s.PolicyV1Api),
+    certificates: apiClient(k8s, kc, k8s.CertificatesV1Api),
+    coordination: apiClient(k8s, kc, k8s.CoordinationV1Api),
     server,
   };
 }
