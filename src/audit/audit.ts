@@ -38,8 +38,6 @@ export interface AuditReport {
   apiError?: string;
   /** This run's share of the inventory (--shard), as "I/N". */
   shard?: string;
-  /** What each probed host's probe saw (not reported: what a remedy needs, PIDs with their start times). */
-  states?: ReadonlyMap<string, NodeState>;
 }
 
 export interface AuditOptions {
@@ -50,8 +48,7 @@ export interface AuditOptions {
   api?: ApiSource;
   stuckAfterSec: number;
   staleAfterSec: number;
-  /** Report the cluster-wide findings (a shard other than the first leaves them to it). */
-  clusterScope: boolean;
+  /** This run's share (--shard), as "I/N": the cluster-wide findings are share 0's. */
   shard?: string;
 }
 
@@ -85,7 +82,7 @@ export async function audit(hosts: Host[], o: AuditOptions): Promise<AuditReport
     const { host, ...finding } = f;
     const r = host ? byHost.get(host) : undefined;
     if (r) r.findings.push(finding);
-    else if (o.clusterScope) clusterFindings.push(finding);
+    else if (ownsClusterRow(o.shard)) clusterFindings.push(finding);
   };
   const inventoryAddresses = new Set(o.inventory.flatMap((h) => [h.name, nodeNameOf(h), ...addressesOf(h)]));
   for (const f of etcdFindings(states, { inventoryAddresses })) place(f);
@@ -103,7 +100,7 @@ export async function audit(hosts: Host[], o: AuditOptions): Promise<AuditReport
     const audited = new Set(hosts.map((h) => h.name));
     for (const f of apiFindings(view, fleet)) if (!f.host || audited.has(f.host)) place(f);
   }
-  const report: AuditReport = { time, hosts: reports, cluster: clusterFindings, states };
+  const report: AuditReport = { time, hosts: reports, cluster: clusterFindings };
   const apiKinds = AUDIT_KINDS.filter((k) => API_KINDS.has(k));
   if (!cluster) report.notChecked = { kinds: apiKinds, why: '--no-api' };
   else if ('none' in cluster) report.notChecked = { kinds: apiKinds, why: "no kubeconfig (--kubeconfig, the inventory's decom_kubeconfig, $KUBECONFIG, ~/.kube/config)" };
@@ -115,6 +112,9 @@ export async function audit(hosts: Host[], o: AuditOptions): Promise<AuditReport
   if (o.shard) report.shard = o.shard;
   return report;
 }
+
+/** The cluster-wide findings are reported once: by an unsharded run, or by share 0 of a sharded one. */
+export const ownsClusterRow = (shard: string | undefined): boolean => !shard || shard.startsWith('0/');
 
 /** 0 nothing found, 1 findings, 3 a host (or the API) could not be checked (wins over 1). */
 export const auditExitCode = (r: AuditReport): number =>

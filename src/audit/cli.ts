@@ -73,20 +73,17 @@ export async function auditCommand(inventoryFile: string, targets: string[], fla
   if (shard) hosts = shard.hosts;
   const named = flags.api && !flags.kubeconfig ? inventoryKubeconfig(inventoryFile, all) : undefined;
   const api = flags.api ? { ...(flags.kubeconfig ?? named ? { kubeconfig: (flags.kubeconfig ?? named) as string } : {}), ...(flags.context ? { context: flags.context } : {}) } : undefined;
-  const connector_ = await connector(hosts, flags);
   const options = (connect: AuditOptions['connect']): AuditOptions => ({
     connect,
     inventory: all,
     ...(api ? { api } : {}),
     staleAfterSec,
     stuckAfterSec,
-    clusterScope: !shard || shard.index === 0,
     ...(shard ? { shard: `${shard.index}/${shard.count}` } : {}),
   });
   if (listen && every) {
-    connector_.close();
     return serveMetrics(listen, every, async () => {
-      const round = await session(hosts, flags);
+      const round = session(hosts, flags);
       try {
         return await audit(hosts, options(round.connect));
       } finally {
@@ -94,7 +91,7 @@ export async function auditCommand(inventoryFile: string, targets: string[], fla
       }
     });
   }
-  const { connect, close } = session(hosts, flags, connector_);
+  const { connect, close } = session(hosts, flags);
   const o = options(connect);
   try {
     const report = await audit(hosts, o);
@@ -112,7 +109,7 @@ export async function auditCommand(inventoryFile: string, targets: string[], fla
       return actions.some((a) => a.outcome === 'left') ? 4 : auditExitCode(recheck);
     }
     if (!flags.yes) await confirm(todo);
-    await applyFixes(todo, { hosts, connect, ...(api ? { api } : {}), ...(recheck.states ? { states: recheck.states } : {}) });
+    await applyFixes(todo, { hosts, connect, ...(api ? { api } : {}) });
     const after = await audit(hosts, o);
     proveFixes(todo, after);
     process.stderr.write(renderOutcomes(todo));
@@ -125,8 +122,8 @@ export async function auditCommand(inventoryFile: string, targets: string[], fla
 }
 
 /** One connection per host for a whole run (audit, re-check, remedies, proof), closed together. */
-function session(hosts: Host[], flags: AuditFlags, dialed?: Awaited<ReturnType<typeof connector<Host>>>) {
-  const ready = dialed ? Promise.resolve(dialed) : connector(hosts, flags);
+function session(hosts: Host[], flags: AuditFlags) {
+  const ready = connector(hosts, flags);
   const open = new Map<string, Promise<Transport>>();
   return {
     connect: (h: Host) => {

@@ -59,10 +59,9 @@ export async function auditClients(source: ApiSource) {
     registration: apiClient(k8s, kc, k8s.ApiregistrationV1Api),
   };
 }
-export type AuditClients = NonNullable<Awaited<ReturnType<typeof auditClients>>>;
 
 /** The lists, in this thread. */
-export async function listCluster(source: ApiSource): Promise<ClusterRead> {
+async function listCluster(source: ApiSource): Promise<ClusterRead> {
   const c = await auditClients(source);
   if (!c) return { none: true };
   try {

@@ -7,19 +7,18 @@
  */
 import type { CoreV1Api } from '@kubernetes/client-node';
 import { q, STOP_PROCS } from '../engine/sh.js';
-import { errorLine } from '../cluster/kubeconfig.js';
+import { codeOf, errorLine } from '../cluster/kubeconfig.js';
 import type { Host } from '../inventory/index.js';
 import type { Transport } from '../transport/types.js';
-import type { NodeState } from '../probes/index.js';
 import { inputError } from '../util/errors.js';
 import { AUDIT_KINDS, type AuditFinding, type AuditKind } from './rules.js';
 import type { AuditReport } from './audit.js';
 import { auditClients, type ApiSource } from './cluster.js';
 
 /** The kinds with a remedy; the others are reported only (decom run, etcdctl or the storage driver's owner act on them). */
-export const FIXABLE: readonly AuditKind[] = ['phantom-pod', 'orphan-pod-cgroup', 'orphan-pod-dir', 'orphan-netns', 'orphan-veth', 'orphan-ipam-lease', 'stuck-terminating-pod', 'stuck-terminating-namespace'];
+const FIXABLE: readonly AuditKind[] = ['phantom-pod', 'orphan-pod-cgroup', 'orphan-pod-dir', 'orphan-netns', 'orphan-veth', 'orphan-ipam-lease', 'stuck-terminating-pod', 'stuck-terminating-namespace'];
 /** The remedies that act through the API (the others run on the finding's host). */
-export const API_FIXES: ReadonlySet<AuditKind> = new Set(['stuck-terminating-pod', 'stuck-terminating-namespace']);
+const API_FIXES: ReadonlySet<AuditKind> = new Set(['stuck-terminating-pod', 'stuck-terminating-namespace']);
 /** The order remedies run in on a node: a phantom's processes first (they hold its cgroup and netns), the veth before its netns. */
 const NODE_ORDER: readonly AuditKind[] = ['phantom-pod', 'orphan-pod-cgroup', 'orphan-pod-dir', 'orphan-veth', 'orphan-netns', 'orphan-ipam-lease'];
 
@@ -54,13 +53,13 @@ const rowFindings = (r: AuditReport): { host?: string; finding: AuditFinding }[]
 ];
 
 /** What a remedy does to a finding, in words (the plan `--check` prints and the confirmation shows). */
-export function describe(f: AuditFinding): string {
+function describe(f: AuditFinding): string {
   const t = f.target;
   switch (f.kind) {
     case 'phantom-pod':
       return `stop and remove pod ${f.subject}'s ${(t.containers as string[]).length} containers (sandbox last) and the processes in its cgroup`;
     case 'orphan-pod-cgroup':
-      return `${(t.pids as string[]).length ? `stop the ${(t.pids as string[]).length} processes in it, then ` : ''}remove the empty cgroup ${f.subject} in every hierarchy`;
+      return `${(t.processes as string[]).length ? `stop the ${(t.processes as string[]).length} processes in it, then ` : ''}remove the empty cgroup ${f.subject} in every hierarchy`;
     case 'orphan-pod-dir':
       return `${(t.mounts as string[]).length ? `unmount the ${(t.mounts as string[]).length} mounts in it, then ` : ''}remove ${f.subject} (never below a mount, never through a link)`;
     case 'orphan-netns':
@@ -83,7 +82,7 @@ export function describe(f: AuditFinding): string {
  * pod is force-deleted only when its node is gone or its containers are proven dead,
  * and never while finalizers hold it (decom does not remove a pod's finalizers).
  */
-export function unsafe(f: AuditFinding, report: AuditReport): string | undefined {
+function unsafe(f: AuditFinding, report: AuditReport): string | undefined {
   if (f.kind !== 'stuck-terminating-pod') return undefined;
   const t = f.target;
   const finalizers = f.evidence.filter((e) => e.startsWith('finalizer ')).map((e) => e.slice(10));
@@ -130,7 +129,7 @@ export function plan(planned: AuditReport, recheck: AuditReport, kinds: Readonly
 }
 
 /** The guarded shell of one remedy. Each ends with `r done|gone|failed` (as `echo`, so the caller marks it). */
-function remedy(f: AuditFinding, s: NodeState | undefined): string {
+function remedy(f: AuditFinding): string {
   const t = f.target;
   const ok = `echo "@@R done"`;
   switch (f.kind) {
@@ -138,20 +137,17 @@ function remedy(f: AuditFinding, s: NodeState | undefined): string {
       const ids = (t.containers as string[]).map(q).join(' ');
       const sandboxes = new Set(t.sandboxes as string[]);
       const order = [...(t.containers as string[]).filter((c) => !sandboxes.has(c)), ...(t.sandboxes as string[])].map(q).join(' ');
-      const uid = t.uid as string;
-      const procs = [...(s?.k8sCgroups ?? [])].filter(([, path]) => path.includes(uid) || path.includes(uid.replaceAll('-', '_'))).map(([pid]) => s?.processes.get(pid)).filter((p) => p !== undefined);
       const rm =
         t.runtime === 'docker'
           ? `docker rm -f ${order} >/dev/null`
           : // With containerd down there is nothing to ask: its processes are stopped below, its records go with the next reset.
             `if pgrep -x containerd >/dev/null; then if command -v crictl >/dev/null; then crictl rm -f ${order} >/dev/null 2>&1; crictl rmp -f ${(t.sandboxes as string[]).map(q).join(' ')} >/dev/null 2>&1; fi; ctr -n k8s.io task rm -f ${order} >/dev/null 2>&1; ctr -n k8s.io container rm ${order} >/dev/null 2>&1; fi`;
-      return `${rm}; stop_procs 5 ${procs.map((p) => `${p.pid}:${p.start}`).join(' ')}; left=; for c in ${ids}; do [ -e /run/containerd/io.containerd.runtime.v2.task/k8s.io/$c/init.pid ] && left=1; done; [ -z "$left" ] && ${ok} || echo "@@R failed a task of the pod is still there"`;
+      return `${rm}; stop_procs 5 ${(t.processes as string[]).join(' ')}; left=; for c in ${ids}; do [ -e /run/containerd/io.containerd.runtime.v2.task/k8s.io/$c/init.pid ] && left=1; done; [ -z "$left" ] && ${ok} || echo "@@R failed a task of the pod is still there"`;
     }
     case 'orphan-pod-cgroup': {
-      const pids = (t.pids as string[]).map((pid) => `${pid}:${s?.processes.get(Number(pid))?.start ?? 0}`).join(' ');
       // Every hierarchy that has it (v1: one per controller), leaves first; a cgroup with a process in it cannot be removed (EBUSY).
       const dirs = (t.cgroups as string[]).map((c) => q(c)).join(' ');
-      return `stop_procs 5 ${pids}; n=0; for c in ${dirs}; do for h in /sys/fs/cgroup /sys/fs/cgroup/*; do d=$h$c; [ -d "$d" ] || continue; n=1; find "$d" -depth -type d -exec rmdir {} + 2>/dev/null; done; done; left=; for c in ${dirs}; do for h in /sys/fs/cgroup /sys/fs/cgroup/*; do [ -d "$h$c" ] && left="$h$c"; done; done; if [ -n "$left" ]; then echo "@@R failed $left is still there (a process in it?)"; elif [ $n = 1 ]; then ${ok}; else echo "@@R gone"; fi`;
+      return `stop_procs 5 ${(t.processes as string[]).join(' ')}; n=0; for c in ${dirs}; do for h in /sys/fs/cgroup /sys/fs/cgroup/*; do d=$h$c; [ -d "$d" ] || continue; n=1; find "$d" -depth -type d -exec rmdir {} + 2>/dev/null; done; done; left=; for c in ${dirs}; do for h in /sys/fs/cgroup /sys/fs/cgroup/*; do [ -d "$h$c" ] && left="$h$c"; done; done; if [ -n "$left" ]; then echo "@@R failed $left is still there (a process in it?)"; elif [ $n = 1 ]; then ${ok}; else echo "@@R gone"; fi`;
     }
     case 'orphan-pod-dir': {
       const dir = q(t.dir as string);
@@ -185,7 +181,7 @@ function remedy(f: AuditFinding, s: NodeState | undefined): string {
  */
 export async function applyFixes(
   todo: Action[],
-  o: { hosts: Host[]; connect: (h: Host) => Promise<Transport>; api?: ApiSource; states?: ReadonlyMap<string, NodeState> },
+  o: { hosts: Host[]; connect: (h: Host) => Promise<Transport>; api?: ApiSource },
 ): Promise<void> {
   const byHost = new Map<string, Action[]>();
   for (const a of todo) if (a.host && !API_FIXES.has(a.finding.kind)) byHost.set(a.host, [...(byHost.get(a.host) ?? []), a]);
@@ -193,7 +189,7 @@ export async function applyFixes(
   await Promise.all([
     ...[...byHost].map(async ([name, as]) => {
       const h = o.hosts.find((x) => x.name === name) as Host;
-      await fixHost(await o.connect(h), h.become, as, o.states?.get(name));
+      await fixHost(await o.connect(h), h.become, as);
     }),
     (async () => {
       const clients = viaApi.length && o.api ? await auditClients(o.api) : undefined;
@@ -212,9 +208,9 @@ export function proveFixes(todo: Action[], after: AuditReport): void {
 }
 
 /** Runs one host's node remedies in one round trip and records each outcome. */
-async function fixHost(t: Transport, become: boolean, actions: Action[], s: NodeState | undefined): Promise<void> {
+async function fixHost(t: Transport, become: boolean, actions: Action[]): Promise<void> {
   const ordered = [...actions].sort((a, b) => NODE_ORDER.indexOf(a.finding.kind) - NODE_ORDER.indexOf(b.finding.kind));
-  const script = ordered.map((a, i) => `# ${a.what.replace(/\n/g, ' ')}\n( ${remedy(a.finding, s)} ) 2>&1 | sed -n 's/^@@R /@@${i} /p'`).join('\n');
+  const script = ordered.map((a, i) => `# ${a.what.replace(/\n/g, ' ')}\n( ${remedy(a.finding)} ) 2>&1 | sed -n 's/^@@R /@@${i} /p'`).join('\n');
   const r = await t.exec(`PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n${STOP_PROCS}\n${script}\n`, { sudo: become, timeoutSec: 120 });
   for (const [i, a] of ordered.entries()) {
     const m = new RegExp(`^@@${i} (done|gone|failed)(?: (.*))?$`, 'm').exec(r.stdout);
@@ -238,8 +234,7 @@ async function fixApi(core: CoreV1Api, a: Action): Promise<void> {
     }
     a.outcome = 'done';
   } catch (e) {
-    const code = (e as { code?: number }).code;
-    if (code === 404) a.outcome = 'gone';
+    if (codeOf(e) === 404) a.outcome = 'gone';
     else Object.assign(a, { outcome: 'failed', why: errorLine(e) });
   }
 }

@@ -4,7 +4,7 @@
  * its count, linking to the findings below with their evidence.
  */
 import type { AuditReport } from './audit.js';
-import { rows } from './report.js';
+import { rows, xml as esc } from './report.js';
 import { AUDIT_KINDS, type AuditKind } from './rules.js';
 
 /** A colour per kind (a cell with findings has it); clean cells are pale grey, unchecked ones hatched. */
@@ -23,7 +23,6 @@ export const KIND_COLOURS: Record<AuditKind, string> = {
 };
 export const CLEAN_COLOUR = '#eeeeee';
 
-const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 const id = (row: string, kind: string) => `f-${row.replace(/[^A-Za-z0-9_-]/g, '_')}-${kind}`;
 
 export function renderHtml(r: AuditReport): string {

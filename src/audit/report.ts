@@ -7,11 +7,11 @@ import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { inputError } from '../util/errors.js';
 import { dirname, basename, join } from 'node:path';
 import { printable } from '../verify/report.js';
-import type { AuditReport } from './audit.js';
+import { ownsClusterRow, type AuditReport } from './audit.js';
 import { AUDIT_KINDS, type AuditFinding, type AuditKind } from './rules.js';
 
 /** The table's row of findings that belong to no audited host. */
-export const CLUSTER_ROW = '(cluster)';
+const CLUSTER_ROW = '(cluster)';
 
 /** Short column heads: eleven kinds must fit a terminal. */
 const HEAD: Record<AuditKind, string> = {
@@ -34,7 +34,7 @@ const count = (fs: AuditFinding[], k: AuditKind) => fs.filter((f) => f.kind === 
 export function rows(r: AuditReport): { name: string; reachable: boolean; error?: string; findings: AuditFinding[] }[] {
   return [
     ...r.hosts.map((h) => ({ name: h.host, reachable: h.reachable, findings: h.findings, ...(h.error ? { error: h.error } : {}) })),
-    ...(r.cluster.length || !r.shard || r.shard.startsWith('0/') ? [{ name: CLUSTER_ROW, reachable: !r.apiError, findings: r.cluster }] : []),
+    ...(r.cluster.length || ownsClusterRow(r.shard) ? [{ name: CLUSTER_ROW, reachable: !r.apiError, findings: r.cluster }] : []),
   ];
 }
 
@@ -125,7 +125,8 @@ export function writeAtomically(path: string, text: string): void {
   renameSync(tmp, path);
 }
 
-const xml = (s: string) =>
+/** Text for XML and HTML: markup escaped, the control characters XML 1.0 cannot hold dropped. */
+export const xml = (s: string) =>
   s.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, '').replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 /** JUnit XML: a test suite per row, a test case per kind; findings fail it, an unprobed host errors it, a kind not checked is skipped. */

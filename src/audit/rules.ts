@@ -9,6 +9,7 @@ import type { V1Namespace, V1Node, V1Pod } from '@kubernetes/client-node';
 import type { Container, NodeState } from '../probes/state.js';
 import { podUidOfProcessCgroup } from '../probes/parse.js';
 import type { ClusterView } from './cluster.js';
+import { hostOf } from '../cluster/etcd.js';
 
 /** The audit's stable vocabulary of finding kinds (documented in the README, beside verify's). */
 export const AUDIT_KINDS = [
@@ -71,6 +72,8 @@ export function nodeFindings(s: NodeState, known: ReadonlyMap<string, V1Pod> | u
     if (uid) pidUid.set(pid, uid);
   }
   const pidsOf = (uid: string) => [...pidUid].filter(([, u]) => u === uid).map(([pid]) => pid).sort((a, b) => a - b);
+  /** "PID:START": with its start time a PID names one process for good (a remedy never hits a PID reused since). */
+  const procRefs = (pids: number[]) => pids.map((pid) => `${pid}:${s.processes.get(pid)?.start ?? 0}`);
   const proc = (pid: number) => `${pid} ${s.processes.get(pid)?.args || s.processes.get(pid)?.name || '?'}`.slice(0, 160);
   const mountsUnder = (dir: string) => s.mounts.filter((m) => m.target.startsWith(`${dir}/`)).map((m) => m.target);
   const podDirs = new Map(s.pods.dirs.map((uid) => [uid, `${POD_DIRS}/${uid}`] as const));
@@ -100,7 +103,7 @@ export function nodeFindings(s: NodeState, known: ReadonlyMap<string, V1Pod> | u
           ...(podDirs.has(uid) ? [`dir ${podDirs.get(uid)}`] : []),
           ...cgroupsOf(uid).map((c) => `cgroup ${c}`),
         ],
-        target: { uid, containers: cs.map((c) => c.id), sandboxes: sandboxes.map((c) => c.id), runtime: cs[0]?.runtime ?? 'containerd' },
+        target: { uid, containers: cs.map((c) => c.id), sandboxes: sandboxes.map((c) => c.id), runtime: cs[0]?.runtime ?? 'containerd', processes: procRefs(pids) },
       });
     }
   }
@@ -127,7 +130,7 @@ export function nodeFindings(s: NodeState, known: ReadonlyMap<string, V1Pod> | u
       subject: paths[0] as string,
       detail: `pod cgroup of no ${known ? 'known pod' : 'pod the runtime has'}${pids.length ? `, ${pids.length} process${pids.length === 1 ? '' : 'es'} still in it` : ', empty'}`,
       evidence: pids.map((p) => `process ${proc(p)}`),
-      target: { uid, cgroups: paths, pids: pids.map(String) },
+      target: { uid, cgroups: paths, processes: procRefs(pids) },
     });
   }
 
@@ -193,7 +196,8 @@ export interface Placed extends AuditFinding {
 }
 
 const ageSec = (t: Date | string | undefined, now: number) => (t ? (now - new Date(t).getTime()) / 1000 : 0);
-export const duration = (sec: number): string =>
+/** Seconds as people read a span: 45s, 12m3s, 3h0m, 2d4h. */
+const span = (sec: number): string =>
   sec >= 86400 ? `${Math.floor(sec / 86400)}d${Math.floor((sec % 86400) / 3600)}h` : sec >= 3600 ? `${Math.floor(sec / 3600)}h${Math.floor((sec % 3600) / 60)}m` : sec >= 60 ? `${Math.floor(sec / 60)}m${Math.floor(sec % 60)}s` : `${Math.floor(sec)}s`;
 const readyOf = (n: V1Node | undefined) => n?.status?.conditions?.find((c) => c.type === 'Ready');
 
@@ -223,7 +227,7 @@ export function apiFindings(v: ClusterView, f: Fleet): Placed[] {
     out.push({
       kind: 'stuck-terminating-pod',
       subject: podKey(p),
-      detail: `Terminating for ${duration(over)} past its grace period${nodeName ? ` on ${nodeName}` : ''}: ${why.join('; ')}`,
+      detail: `Terminating for ${span(over)} past its grace period${nodeName ? ` on ${nodeName}` : ''}: ${why.join('; ')}`,
       evidence: [...finalizers.map((x) => `finalizer ${x}`), ...running.map((c) => `container ${c.name ?? c.id.slice(0, 13)} ${c.state}`), `deletionTimestamp ${new Date(deleted).toISOString()}`],
       target: { namespace: p.metadata?.namespace ?? '', name: p.metadata?.name ?? '', uid: p.metadata?.uid ?? '', node: nodeName ?? '', nodeGone: String(Boolean(nodeName && !node)), containersRunning: String(running.length) },
       ...(host ? { host } : {}),
@@ -250,8 +254,8 @@ export function apiFindings(v: ClusterView, f: Fleet): Placed[] {
     out.push({
       kind: 'stale-node',
       subject: name,
-      detail: `NotReady for ${duration(since)}: ${where}`,
-      evidence: [`Ready=${ready.status} ${ready.reason ?? ''} since ${ready.lastTransitionTime ? new Date(ready.lastTransitionTime).toISOString() : '?'}`.trim(), ...(beat ? [`last heartbeat (Lease) ${duration(ageSec(beat, f.now))} ago`] : [])],
+      detail: `NotReady for ${span(since)}: ${where}`,
+      evidence: [`Ready=${ready.status} ${ready.reason ?? ''} since ${ready.lastTransitionTime ? new Date(ready.lastTransitionTime).toISOString() : '?'}`.trim(), ...(beat ? [`last heartbeat (Lease) ${span(ageSec(beat, f.now))} ago`] : [])],
       target: { node: name },
       ...(host ? { host } : {}),
     });
@@ -287,7 +291,7 @@ function namespaceFinding(ns: V1Namespace, over: number, v: ClusterView): Placed
   return {
     kind: 'stuck-terminating-namespace',
     subject: name,
-    detail: `Terminating for ${duration(over)}: ${why.join('; ') || 'no condition says why'}`,
+    detail: `Terminating for ${span(over)}: ${why.join('; ') || 'no condition says why'}`,
     evidence: [
       ...conditions.map((c) => `condition ${c.type}=True ${c.reason ?? ''}: ${c.message ?? ''}`),
       ...finalizers.map((x) => `finalizer ${x}`),
@@ -305,7 +309,7 @@ export function etcdFindings(states: ReadonlyMap<string, NodeState>, f: Pick<Fle
     for (const m of s.etcd?.members ?? []) {
       if (seen.has(m.id)) continue;
       const urls = [...m.peerURLs, ...m.clientURLs];
-      const hosts = urls.map((u) => { try { return new URL(u).hostname.replace(/^\[|\]$/g, ''); } catch { return ''; } });
+      const hosts = urls.map(hostOf);
       const named = (m.name && f.inventoryAddresses.has(m.name)) || hosts.some((h) => f.inventoryAddresses.has(h));
       if (named || (!urls.length && !m.name)) continue;
       seen.set(m.id, {

@@ -10,7 +10,7 @@ import type { AuditReport } from './audit.js';
 import { renderPrometheus } from './report.js';
 
 /** Debian's prometheus-node-exporter reads *.prom from here. */
-export const TEXTFILE_DIR = '/var/lib/prometheus/node-exporter';
+const TEXTFILE_DIR = '/var/lib/prometheus/node-exporter';
 
 /** An argument as systemd's ExecStart reads it: quoted when it must be, % doubled (a specifier otherwise). */
 const unitArg = (a: string) => {

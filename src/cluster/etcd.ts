@@ -29,7 +29,8 @@ export function addressesOf(h: Host): Set<string> {
   return new Set([h.address, h.vars.ip, h.vars.access_ip, h.vars.etcd_address].filter((a): a is string => typeof a === 'string' && a !== ''));
 }
 
-const hostOf = (url: string) => {
+/** The host of a URL, IPv6 without its brackets; '' when it is no URL. */
+export const hostOf = (url: string): string => {
   try {
     return new URL(url).hostname.replace(/^\[|\]$/g, '');
   } catch {

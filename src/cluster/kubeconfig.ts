@@ -82,7 +82,7 @@ export async function loadKubeConfig(flag?: string, context?: string) {
 }
 
 /** How decom's requests name themselves in the API server's audit log and metrics. */
-export const USER_AGENT = `decom/${VERSION}`;
+const USER_AGENT = `decom/${VERSION}`;
 
 type K8s = typeof import('@kubernetes/client-node');
 type KubeConfig = InstanceType<K8s['KubeConfig']>;

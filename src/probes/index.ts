@@ -12,7 +12,7 @@ export type { Container, NodeState, Proc } from './state.js';
 export { ALL_VIEWS, AUDIT_VIEWS, PURGE_VIEWS, VIEWS, type View } from './script.js';
 
 /** A node with nothing on it: what a partial probe starts from (and what tests build on). */
-export const emptyState = (): NodeState => ({ hostname: '', machineId: '', pid1: '', uid: 0, tools: new Set(), ...EMPTY(), pods: { dirs: [], cgroups: [], netnsInodes: new Map(), procNetns: new Map(), leases: [] } });
+export const emptyState = (): NodeState => ({ hostname: '', machineId: '', pid1: '', uid: 0, tools: new Set(), ...EMPTY() });
 
 const EMPTY = (): Omit<NodeState, 'hostname' | 'machineId' | 'pid1' | 'uid' | 'tools'> => ({
   paths: [], processes: new Map(), k8sCgroups: new Map(), listeners: [], mounts: [], netns: [], links: [], iptables: [],

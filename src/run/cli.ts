@@ -12,8 +12,8 @@ import { inputError, UserError } from '../util/errors.js';
 import { count, duration } from '../util/flags.js';
 import { inventoryKubeconfig, kubeClients, kubeconfigPath, operatorIdentity } from '../cluster/kubeconfig.js';
 import type { ClusterContext } from '../cluster/context.js';
-import { addressesOf } from '../cluster/etcd.js';
-import { nodeNamed, nodeNameOf } from '../cluster/node.js';
+import { addressesOf, hostOf } from '../cluster/etcd.js';
+import { nodeNamed, nodeNameOf, registeredNodes } from '../cluster/node.js';
 import type { Transport } from '../transport/types.js';
 import { Journal, stateDir } from '../engine/journal.js';
 import { runExitCode, runFleet, type PlannedStep } from '../engine/engine.js';
@@ -114,7 +114,7 @@ export async function runCommand(inventoryFile: string, targets: string[], flags
     throw inputError(`${playbook.file} works on the cluster through its API, and no kubeconfig was found (--kubeconfig, the inventory's decom_kubeconfig, $KUBECONFIG, ~/.kube/config); for the node side alone pass --playbook reset`);
   }
   // The API must outlive the hosts: through a control plane this run removes, the Node could not be deleted at the end.
-  const apiHost = kube ? new URL(kube.server).hostname.replace(/^\[|\]$/g, '') : undefined;
+  const apiHost = kube ? hostOf(kube.server) : undefined;
   const onTarget = apiHost ? hosts.find((h) => addressesOf(h).has(apiHost)) : undefined;
   if (onTarget && kube) {
     throw new UserError(`the cluster's API at ${kube.server} is on ${onTarget.name}, which this run removes: its Node could not be deleted once its control plane is gone; reach the API through another control plane or the load balancer (--kubeconfig, --context)`, 4);
@@ -206,7 +206,6 @@ export async function runCommand(inventoryFile: string, targets: string[], flags
   }).finally(closeAll);
   await reporter.done();
   if (!clusterSide && kubeconfig && !flags.check) {
-    const { registeredNodes } = await import('../cluster/node.js');
     const nodes = await registeredNodes(kubeconfig, results.filter((r) => r.clean).map((r) => r.host));
     for (const r of results) {
       for (const f of nodes.findings.get(r.host) ?? []) r.warnings.push(`${f.detail}: the reset leaves the Node object; delete it (kubectl delete node ${r.host}) or run the decommission`);
