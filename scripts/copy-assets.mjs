@@ -1,4 +1,5 @@
-// Shell assets run inside sandbox nodes; tsc does not copy them, so the build does.
+// Assets tsc does not copy: shell scripts run inside sandbox nodes, the CRI's .proto
+// (read at run time by src/cri/client.ts).
 import { cpSync, readdirSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -6,7 +7,7 @@ const copy = (from, to) => {
   mkdirSync(to, { recursive: true });
   for (const entry of readdirSync(from, { withFileTypes: true })) {
     if (entry.isDirectory()) copy(join(from, entry.name), join(to, entry.name));
-    else if (entry.name.endsWith('.sh')) cpSync(join(from, entry.name), join(to, entry.name));
+    else if (/\.(sh|proto)$/.test(entry.name)) cpSync(join(from, entry.name), join(to, entry.name));
   }
 };
 copy('src', 'dist');

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { emptyState } from '../src/probes/index.js';
 import type { NodeState } from '../src/probes/state.js';
-import { parsePodTraces, podUidOfCgroup } from '../src/probes/parse.js';
+import { parseKubeCgroups, parsePodTraces, podUidOfCgroup } from '../src/probes/parse.js';
 import { apiFindings, etcdFindings, knownPods, nodeFindings, type Fleet } from '../src/audit/rules.js';
 import type { ClusterView } from '../src/audit/cluster.js';
 
@@ -15,6 +15,8 @@ const HASH = '3f2b0a4c9d8e7f6a5b4c3d2e1f0a9b8c'; // a static pod's UID on the no
 const state = (over: Partial<NodeState>): NodeState => ({ ...emptyState(), hostname: 'node2', ...over });
 const pod = (uid: string, over: Partial<V1Pod> = {}): V1Pod => ({ metadata: { name: `p-${uid.slice(0, 4)}`, namespace: 'default', uid, ...over.metadata }, spec: { nodeName: 'node2', containers: [], ...over.spec }, ...(over.status ? { status: over.status } : {}) });
 const kinds = (fs: { kind: string; subject: string }[]) => fs.map((f) => `${f.kind} ${f.subject}`);
+/** The kubelet's cgroups as the probe lists them in one hierarchy. */
+const cgroups = (...paths: string[]) => parseKubeCgroups(`@/sys/fs/cgroup/pids\n${paths.join('\n')}\n`);
 
 describe('pod traces as the probe reads them', () => {
   it('reads pod UIDs from the cgroupfs and systemd drivers, and static pods\' hashes', () => {
@@ -26,13 +28,11 @@ describe('pod traces as the probe reads them', () => {
   it('reads netns inodes, each process\'s netns and host-local leases, skipping the allocator\'s own files', () => {
     const t = parsePodTraces(
       `${UID}\n`,
-      `/kubepods/besteffort/pod${UID.replaceAll('-', '_')}\n`,
       '4026532837 /run/netns/cni-2fd2f851\n4026532404 /run/netns/app-vpn\n',
       'lrwxrwxrwx 1 root root 0 Nov 25 00:36 /proc/1/ns/net -> net:[4026532258]\nlrwxrwxrwx 1 root root 0 Nov 25 00:36 /proc/2656/ns/net -> net:[4026532837]\n',
       '/var/lib/cni/networks/cbr0/10.244.1.2\tc01a9db4\n/var/lib/cni/networks/cbr0/fd00::5\tabc\n',
     );
     expect(t.dirs).toEqual([UID]);
-    expect(t.cgroups).toEqual([{ path: `/kubepods/besteffort/pod${UID.replaceAll('-', '_')}`, uid: UID }]);
     expect([...t.netnsInodes]).toEqual([['cni-2fd2f851', '4026532837'], ['app-vpn', '4026532404']]);
     expect(t.procNetns.get(2656)).toBe('4026532837');
     expect(t.leases.map((l) => `${l.network} ${l.ip} ${l.sandbox}`)).toEqual(['cbr0 10.244.1.2 c01a9db4', 'cbr0 fd00::5 abc']);
@@ -65,7 +65,8 @@ describe('node traces against the pods the API knows', () => {
   it('does not judge phantoms without the API, and counts a pod the runtime has as known', () => {
     const s = state({
       containers: [running('s1', UID, 'sandbox', 10)],
-      pods: { ...emptyState().pods, dirs: [UID], cgroups: [{ path: `/kubepods/besteffort/pod${UID}`, uid: UID }] },
+      pods: { ...emptyState().pods, dirs: [UID] },
+      cgroups: cgroups('/kubepods', '/kubepods/besteffort', `/kubepods/besteffort/pod${UID}`),
     });
     expect(nodeFindings(s, undefined)).toEqual([]);
   });
@@ -76,7 +77,9 @@ describe('node traces against the pods the API knows', () => {
       mounts: [{ target: `/var/lib/kubelet/pods/${other}/volumes/kubernetes.io~empty-dir/cache`, source: 'tmpfs', fstype: 'tmpfs' }],
       k8sCgroups: new Map([[77, `/kubepods/besteffort/pod${other.replaceAll('-', '_')}/abc`]]),
       processes: new Map([[77, { pid: 77, ppid: 1, name: 'sleep', args: 'sleep 1d', start: 5 }]]),
-      pods: { ...emptyState().pods, dirs: [other], cgroups: [{ path: `/kubepods/besteffort/pod${other.replaceAll('-', '_')}`, uid: other }] },
+      pods: { ...emptyState().pods, dirs: [other] },
+      // The QoS tree and the container's cgroup are no orphans of their own: the pod's cgroup is the finding.
+      cgroups: cgroups('/kubepods', '/kubepods/besteffort', `/kubepods/besteffort/pod${other.replaceAll('-', '_')}`, `/kubepods/besteffort/pod${other.replaceAll('-', '_')}/abc`),
     });
     const f = nodeFindings(s, knownPods([]));
     expect(kinds(f)).toEqual([`orphan-pod-dir /var/lib/kubelet/pods/${other}`, `orphan-pod-cgroup /kubepods/besteffort/pod${other.replaceAll('-', '_')}`]);

@@ -19,6 +19,7 @@ const iptablesFindings = (iptables: IptablesTable[]) =>
     iptables,
     paths: [], processes: new Map(), k8sCgroups: new Map(), listeners: [], mounts: [], netns: [], links: [],
     nftTables: [], ipvs: [], units: new Map(), runningUnits: new Set(), containers: [], staticPods: [], clusterCAs: [], anchors: [], kubeconfigs: [], bundleTrusts: [], sysctl: [], routes: [], ipsets: [], installed: [], images: [], imagesUnlisted: false, dockerImages: [],
+    cgroups: { hierarchies: [], kube: [] }, iptablesDumps: [],
   } as unknown as NodeState).filter((f) => f.kind === 'iptables');
 
 /**

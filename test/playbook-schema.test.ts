@@ -13,6 +13,6 @@ describe('shipped playbooks', () => {
 
   it('reset is the DESIGN order and loads against the catalogue', async () => {
     const p = await loadPlaybook('reset', STEPS);
-    expect(p.steps.map((s) => s.label)).toEqual(['backup', 'static-pods', 'kubelet', 'containers', 'processes', 'etcd', 'ports', 'mounts', 'links', 'routes', 'netns', 'firewall', 'trust', 'files', 'installed', 'images', 'verify']);
+    expect(p.steps.map((s) => s.label)).toEqual(['backup', 'static-pods', 'kubelet', 'containers', 'processes', 'cgroups', 'etcd', 'ports', 'mounts', 'links', 'routes', 'netns', 'firewall', 'trust', 'files', 'installed', 'images', 'verify']);
   });
 });

@@ -48,10 +48,20 @@ describe('scenario kubespray-leftovers (systemd), with isolation and a clean tea
     expect(lines(cp.shims).length).toBeGreaterThanOrEqual(8);
   });
 
-  it('plants pods on the pod network: cni-* netns, veths on cni0, a cali* link, IPAM leases of live sandboxes', () => {
-    expect(cniNetns(cp)).toHaveLength(2);
-    expect(lines(cp.cni0Ports)).toHaveLength(1);
-    expect(lines(cp.cni0Ports)[0]).toMatch(/^veth[0-9a-f]{8}$/);
+  it('plants pods on the pod network through CRI and the CNI plugins: cni-* netns, veths on cni0, leases, per-pod chains; and a cali* link', () => {
+    // coredns and web by the bridge plugin, Calico's traces by hand.
+    expect(cniNetns(cp)).toHaveLength(3);
+    expect(lines(cp.cni0Ports)).toHaveLength(2);
+    for (const l of lines(cp.cni0Ports)) expect(l).toMatch(/^veth[0-9a-f]{8}$/);
+    // The CRI knows every pod the node runs; bridge's masquerade chain per pod, portmap's DNAT chain for the hostPort pod.
+    const cri = lines(cp.criPods);
+    expect(cri.length).toBeGreaterThanOrEqual(8);
+    for (const p of cri) expect(p).toMatch(/ SANDBOX_READY$/);
+    expect(cri.some((p) => / kube-system\/coredns-/.test(p))).toBe(true);
+    expect(lines(cp.iptNft).filter((l) => /^:CNI-[0-9a-f]{24} /.test(l))).toHaveLength(2);
+    expect(lines(cp.iptNft).filter((l) => /^:CNI-DN-[0-9a-f]{21} /.test(l))).toHaveLength(1);
+    expect(cp.iptNft).toMatch(/--dport 18080 -j DNAT --to-destination 10\.244\.1\.\d+:18080/);
+    expect(lines(cp.cniResults)).toHaveLength(4); // each pod's bridge result and its loopback's
     expect(lines(cp.links)).toEqual(expect.arrayContaining(['cni0', 'flannel.1', 'vxlan.calico']));
     expect(lines(cp.links).some((l) => /^cali[0-9a-f]{11}$/.test(l))).toBe(true);
     const sandboxes = new Set(lines(cp.k8sContainers));
@@ -89,7 +99,7 @@ describe('scenario kubespray-leftovers (systemd), with isolation and a clean tea
         '/etc/kubernetes/pki/ca.crt',
         '/var/lib/kubelet/config.yaml',
         '/var/lib/kubelet/pki/kubelet-client-current.pem',
-        '/etc/cni/net.d/10-flannel.conflist',
+        '/etc/cni/net.d/10-containerd-net.conflist',
         '/var/lib/etcd/member/wal',
       ]),
     );
@@ -180,7 +190,8 @@ describe('scenario orphaned-shims (systemd)', () => {
     const orphan = held.get(6443)!;
     expect(orphan).toBeDefined();
     expect(ancestors('node1', orphan)).toEqual(['/lib/systemd/systemd']);
-    expect(ssh('node1', `cat /proc/${orphan}/cgroup`)).toMatch(/kubepods\/besteffort\/pod/);
+    // The systemd driver's pod slice: its container scope went, the process stayed.
+    expect(ssh('node1', `cat /proc/${orphan}/cgroup`)).toMatch(/kubepods\.slice\/kubepods-besteffort\.slice\/kubepods-besteffort-pod/);
     expectUserObjects('node1', cp);
   });
 });
@@ -222,6 +233,12 @@ describe('scenario force-deleted-pods (systemd)', () => {
     expect(leases).toHaveLength(3);
     expect(leases.filter((s) => live.has(s))).toHaveLength(1);
     expect(lines(f.k8sTasks)).toHaveLength(2); // the one live pod: sandbox + container
+    // The runtime lost its state: its CRI knows only the live pod, while the dead pods'
+    // masquerade and hostPort chains and their cgroups stay.
+    expect(lines(f.criPods).map((p) => p.split(' ').slice(1).join(' '))).toEqual([expect.stringMatching(/^kube-system\/coredns-\S+ SANDBOX_READY$/)]);
+    expect(lines(f.iptNft).filter((l) => /^:CNI-[0-9a-f]{24} /.test(l))).toHaveLength(3);
+    expect(lines(f.iptNft).filter((l) => /^:CNI-DN-[0-9a-f]{21} /.test(l))).toHaveLength(2);
+    expect(lines(f.slices).filter((u) => /^kubepods-besteffort-pod[0-9a-f_]{36}\.slice$/.test(u))).toHaveLength(3);
     const podMounts = mounts(f.mountinfo).filter((t) => t.startsWith('/var/lib/kubelet/pods/'));
     expect(new Set(podMounts.map((t) => t.split('/')[5])).size).toBe(2);
     expect(podMounts.length).toBe(6);
@@ -263,7 +280,9 @@ describe('init-less nodes (--init none)', () => {
     expect(lines(f.kubeletProc)).toHaveLength(1);
     expect(lines(f.containerd)).toHaveLength(1);
     for (const p of [6443, 2379, 10257, 10259, 10250]) expect(ports(f.listen)).toContain(p);
-    expect(cniNetns(f)).toHaveLength(2);
+    expect(cniNetns(f)).toHaveLength(3);
+    // The cgroupfs driver: the kubelet's QoS tree, the pods' cgroups below it.
+    expect(lines(f.podCgroups).some((d) => /\/kubepods\/besteffort\/pod[0-9a-f-]{36}$/.test(d))).toBe(true);
     expectUserObjects('node1', f);
   });
 

@@ -14,6 +14,8 @@ import { inputError } from '../util/errors.js';
 import { AUDIT_KINDS, type AuditFinding, type AuditKind } from './rules.js';
 import type { AuditReport } from './audit.js';
 import { auditClients, type ApiSource } from './cluster.js';
+import { kubeCgroupLevel } from '../probes/parse.js';
+import { RM_CGROUPS } from '../steps/cgroups.js';
 
 /** The kinds with a remedy; the others are reported only (decom run, etcdctl or the storage driver's owner act on them). */
 const FIXABLE: readonly AuditKind[] = ['phantom-pod', 'orphan-pod-cgroup', 'orphan-pod-dir', 'orphan-netns', 'orphan-veth', 'orphan-ipam-lease', 'stuck-terminating-pod', 'stuck-terminating-namespace'];
@@ -59,7 +61,7 @@ function describe(f: AuditFinding): string {
     case 'phantom-pod':
       return `stop and remove pod ${f.subject}'s ${(t.containers as string[]).length} containers (sandbox last) and the processes in its cgroup`;
     case 'orphan-pod-cgroup':
-      return `${(t.processes as string[]).length ? `stop the ${(t.processes as string[]).length} processes in it, then ` : ''}remove the empty cgroup ${f.subject} in every hierarchy`;
+      return `${(t.processes as string[]).length ? `stop the ${(t.processes as string[]).length} processes in it, then ` : ''}remove the pod cgroup ${f.subject} and its containers' in every hierarchy${f.subject.endsWith('.slice') ? ' (its slice stopped through systemd first)' : ''}; never the QoS cgroups`;
     case 'orphan-pod-dir':
       return `${(t.mounts as string[]).length ? `unmount the ${(t.mounts as string[]).length} mounts in it, then ` : ''}remove ${f.subject} (never below a mount, never through a link)`;
     case 'orphan-netns':
@@ -128,8 +130,8 @@ export function plan(planned: AuditReport, recheck: AuditReport, kinds: Readonly
   return actions;
 }
 
-/** The guarded shell of one remedy. Each ends with `r done|gone|failed` (as `echo`, so the caller marks it). */
-function remedy(f: AuditFinding): string {
+/** The guarded shell of one remedy, after STOP_PROCS and RM_CGROUPS. Each ends with `@@R done|gone|failed [why]`. */
+export function remedy(f: AuditFinding): string {
   const t = f.target;
   const ok = `echo "@@R done"`;
   switch (f.kind) {
@@ -145,9 +147,16 @@ function remedy(f: AuditFinding): string {
       return `${rm}; stop_procs 5 ${(t.processes as string[]).join(' ')}; left=; for c in ${ids}; do [ -e /run/containerd/io.containerd.runtime.v2.task/k8s.io/$c/init.pid ] && left=1; done; [ -z "$left" ] && ${ok} || echo "@@R failed a task of the pod is still there"`;
     }
     case 'orphan-pod-cgroup': {
-      // Every hierarchy that has it (v1: one per controller), leaves first; a cgroup with a process in it cannot be removed (EBUSY).
-      const dirs = (t.cgroups as string[]).map((c) => q(c)).join(' ');
-      return `stop_procs 5 ${(t.processes as string[]).join(' ')}; n=0; for c in ${dirs}; do for h in /sys/fs/cgroup /sys/fs/cgroup/*; do d=$h$c; [ -d "$d" ] || continue; n=1; find "$d" -depth -type d -exec rmdir {} + 2>/dev/null; done; done; left=; for c in ${dirs}; do for h in /sys/fs/cgroup /sys/fs/cgroup/*; do [ -d "$h$c" ] && left="$h$c"; done; done; if [ -n "$left" ]; then echo "@@R failed $left is still there (a process in it?)"; elif [ $n = 1 ]; then ${ok}; else echo "@@R gone"; fi`;
+      // A live node: pod-level cgroups only (kubeCgroupLevel, verify's rule), never the running
+      // kubelet's QoS tree (/kubepods, besteffort, burstable, their slices) it is in.
+      const paths = t.cgroups as string[];
+      const notPods = paths.filter((c) => kubeCgroupLevel(c)?.level !== 'pod');
+      if (!paths.length || notPods.length) return `echo "@@R failed not a pod's cgroup: ${notPods.join(', ').replace(/[^\w./,-]/g, '?')}"`;
+      // systemd driver: the pod's slice is systemd's unit; stopped through it (no rmdir behind its back), then what it leaves.
+      const slices = paths.filter((c) => c.endsWith('.slice')).map((c) => q(c.slice(c.lastIndexOf('/') + 1)));
+      const stop = slices.length ? `[ -d /run/systemd/system ] && timeout 60 systemctl stop -- ${slices.join(' ')} >/dev/null 2>&1; ` : '';
+      const ps = paths.map(q).join(' ');
+      return `stop_procs 5 ${(t.processes as string[]).join(' ')}; had=; for h in $CGH; do for p in ${ps}; do [ -d "$h$p" ] && had=1; done; done; [ -n "$had" ] || { echo "@@R gone"; exit 0; }; ${stop}if out=$(rm_cgroups ${ps}); then ${ok}; else echo "@@R failed $out"; fi`;
     }
     case 'orphan-pod-dir': {
       const dir = q(t.dir as string);
@@ -168,7 +177,8 @@ function remedy(f: AuditFinding): string {
     case 'orphan-ipam-lease': {
       const file = q(t.file as string);
       // Only while it still names the dead sandbox (host-local may have handed the address out again).
-      return `[ -f ${file} ] || { echo "@@R gone"; exit 0; }; v=; read -r v < ${file}; if [ "$v" = ${q(t.sandbox as string)} ]; then rm -f ${file} && ${ok}; else echo "@@R failed the address was handed out again"; fi`;
+      // Its first line, without the \r host-local >= 0.8 ends it with ("ID\r\nIFNAME"; before 0.8 the ID alone).
+      return `[ -f ${file} ] || { echo "@@R gone"; exit 0; }; v=; read -r v < ${file}; CR=$(printf '\\r'); v=\${v%"$CR"}; if [ "$v" = ${q(t.sandbox as string)} ]; then rm -f ${file} && ${ok}; else echo "@@R failed the address was handed out again"; fi`;
     }
     default:
       return `echo "@@R failed no node remedy"`;
@@ -211,7 +221,7 @@ export function proveFixes(todo: Action[], after: AuditReport): void {
 async function fixHost(t: Transport, become: boolean, actions: Action[]): Promise<void> {
   const ordered = [...actions].sort((a, b) => NODE_ORDER.indexOf(a.finding.kind) - NODE_ORDER.indexOf(b.finding.kind));
   const script = ordered.map((a, i) => `# ${a.what.replace(/\n/g, ' ')}\n( ${remedy(a.finding)} ) 2>&1 | sed -n 's/^@@R /@@${i} /p'`).join('\n');
-  const r = await t.exec(`PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n${STOP_PROCS}\n${script}\n`, { sudo: become, timeoutSec: 120 });
+  const r = await t.exec(`PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n${STOP_PROCS}\n${RM_CGROUPS}\n${script}\n`, { sudo: become, timeoutSec: 120 });
   for (const [i, a] of ordered.entries()) {
     const m = new RegExp(`^@@${i} (done|gone|failed)(?: (.*))?$`, 'm').exec(r.stdout);
     if (!m) Object.assign(a, { outcome: 'failed', why: `no answer from the node (exit ${r.code}${r.stderr.trim() ? `: ${r.stderr.trim().split('\n').slice(-1)[0]}` : ''})` });

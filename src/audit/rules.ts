@@ -77,7 +77,9 @@ export function nodeFindings(s: NodeState, known: ReadonlyMap<string, V1Pod> | u
   const proc = (pid: number) => `${pid} ${s.processes.get(pid)?.args || s.processes.get(pid)?.name || '?'}`.slice(0, 160);
   const mountsUnder = (dir: string) => s.mounts.filter((m) => m.target.startsWith(`${dir}/`)).map((m) => m.target);
   const podDirs = new Map(s.pods.dirs.map((uid) => [uid, `${POD_DIRS}/${uid}`] as const));
-  const cgroupsOf = (uid: string) => s.pods.cgroups.filter((c) => c.uid === uid).map((c) => c.path);
+  // Pod-level cgroups only (verify's rule, kubeCgroupLevel): the QoS tree is the running kubelet's, never an orphan.
+  const podCgroups = s.cgroups.kube.filter((c) => c.level === 'pod');
+  const cgroupsOf = (uid: string) => podCgroups.filter((c) => c.uid === uid).map((c) => c.path);
 
   // Phantom pods: the runtime runs (or holds) a pod the API does not know.
   const phantoms = new Set<string>();
@@ -121,7 +123,7 @@ export function nodeFindings(s: NodeState, known: ReadonlyMap<string, V1Pod> | u
       target: { uid, dir, mounts },
     });
   }
-  for (const uid of new Set(s.pods.cgroups.map((c) => c.uid))) {
+  for (const uid of new Set(podCgroups.map((c) => c.uid as string))) {
     if (!orphan(uid)) continue;
     const pids = pidsOf(uid);
     const paths = cgroupsOf(uid);

@@ -6,12 +6,12 @@
  */
 import type { Host } from '../inventory/index.js';
 import { TransportError, type Transport } from '../transport/types.js';
-import { ALL_VIEWS, PURGE_VIEWS, type NodeState, type View } from '../probes/index.js';
+import { ALL_VIEWS, NARROWER, PURGE_VIEWS, type NodeState, type View } from '../probes/index.js';
 import { findings, notes, type Finding } from '../verify/rules.js';
 import { acquireScript, releaseScript } from './lock.js';
 import type { Journal } from './journal.js';
 import { roundTrip } from './round-trip.js';
-import type { ActionResult, Step, StepContext, StepResult } from './step.js';
+import type { ActionResult, NodeIo, Step, StepContext, StepResult } from './step.js';
 import type { ClusterContext } from '../cluster/context.js';
 import { errorLine } from '../cluster/kubeconfig.js';
 import { nodeInterlock } from '../cluster/node.js';
@@ -89,7 +89,7 @@ const fullViews = (o: { purge?: boolean }): ReadonlySet<View> => (o.purge ? PURG
 
 /** The views a step's round trip re-probes (within the run's full probe); containers are judged alive by the process list. */
 function viewsOf(step: Step, full: ReadonlySet<View>): Set<View> {
-  const v = new Set<View>(step.views.filter((x) => full.has(x)));
+  const v = new Set<View>(step.views.filter((x) => full.has(x) || full.has(NARROWER[x] as View)));
   if (v.has('containers')) v.add('processes');
   return v;
 }
@@ -221,7 +221,8 @@ async function applyStep(t: Transport, state: NodeState, p: PlannedStep, ctx: St
     try {
       for (const a of plan.filter((x) => x.client)) {
         const t0 = Date.now();
-        const r = await a.client!({ openUnixSocket: (path) => t.openUnixSocket(path, { sudo }) }).then(
+        const io: NodeIo = { openUnixSocket: (path) => t.openUnixSocket(path, { sudo }), exec: (script, timeoutSec) => t.exec(script, { sudo, timeoutSec }) };
+        const r = await a.client!(io).then(
           (output) => ({ code: 0, output }),
           (e: unknown) => {
             if (e instanceof TransportError) throw e;

@@ -33,7 +33,14 @@ export function killProcesses(s: NodeState, pids: Iterable<number>): NodeState {
 /** containerd's task bundles of the k8s.io namespace: a task's directory goes when the runtime deletes it. */
 export const K8S_TASKS = '/run/containerd/io.containerd.runtime.v2.task/k8s.io/';
 
-/** Containers removed through their runtime: their processes, shims and task mounts go with them. */
+/** The CRI's per-sandbox dir (its /dev/shm is mounted there): RemovePodSandbox unmounts it. */
+const CRI_SANDBOXES = '/run/containerd/io.containerd.grpc.v1.cri/sandboxes/';
+
+/** A mount the runtime made for one of these containers: its task's rootfs, a sandbox's shm. */
+const ownedBy = (target: string, ids: ReadonlySet<string>) =>
+  [K8S_TASKS, CRI_SANDBOXES].some((dir) => target.startsWith(dir) && ids.has(target.slice(dir.length).split('/')[0] ?? ''));
+
+/** Containers removed through their runtime: their processes, shims and runtime mounts go with them. */
 export function removeContainers(s: NodeState, gone: (c: Container) => boolean): NodeState {
   const ids = new Set(s.containers.filter(gone).map((c) => c.id));
   if (ids.size === 0) return s;
@@ -45,7 +52,7 @@ export function removeContainers(s: NodeState, gone: (c: Container) => boolean):
   return {
     ...next,
     containers: s.containers.filter((c) => !ids.has(c.id)),
-    mounts: next.mounts.filter((m) => !(m.target.startsWith(K8S_TASKS) && ids.has(m.target.slice(K8S_TASKS.length).split('/')[0] ?? ''))),
+    mounts: next.mounts.filter((m) => !ownedBy(m.target, ids)),
   };
 }
 
@@ -61,3 +68,29 @@ export const removeMounts = (s: NodeState, targets: readonly string[]): NodeStat
   ...s,
   mounts: s.mounts.filter((m) => !targets.includes(m.target)),
 });
+
+/**
+ * Sandboxes stopped through their runtime: its CNI DEL removes what the plugins made
+ * for each (the netns containerd made, the veth into it, the host-local lease, the
+ * rules that name the sandbox in their comment and the per-pod chains they jump to).
+ */
+export function stopSandboxes(s: NodeState, sandboxes: readonly Container[]): NodeState {
+  const netns = new Set(sandboxes.flatMap((c) => (c.netns ? [c.netns] : [])));
+  const ids = sandboxes.map((c) => c.id);
+  if (!ids.length) return s;
+  const names = (spec: string) => ids.some((id) => spec.includes(`id: \\"${id}\\"`));
+  const iptables = s.iptables.map((t) => {
+    const gone = new Set(t.rules.filter((r) => names(r.spec)).flatMap((r) => /-j (CNI-\S+)/.exec(r.spec)?.[1] ?? []));
+    return { ...t, chains: t.chains.filter((c) => !gone.has(c)), rules: t.rules.filter((r) => !names(r.spec) && !gone.has(r.chain)) };
+  });
+  const leases = s.pods.leases.filter((l) => ids.includes(l.sandbox));
+  const next = removePaths(s, leases.map((l) => l.file));
+  return {
+    ...next,
+    iptables,
+    netns: s.netns.filter((n) => !netns.has(n)),
+    mounts: next.mounts.filter((m) => !netns.has(m.target.slice(m.target.lastIndexOf('/') + 1)) || !/^\/(var\/)?run\/netns\//.test(m.target)),
+    links: s.links.filter((l) => !(l.peerNetns && netns.has(l.peerNetns))),
+    pods: { ...next.pods, leases: s.pods.leases.filter((l) => !ids.includes(l.sandbox)) },
+  };
+}

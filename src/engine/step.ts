@@ -29,6 +29,8 @@ export interface Action {
 /** What a client-side action may use of the host's connection. */
 export interface NodeIo {
   openUnixSocket(path: string): Promise<Duplex>;
+  /** A command on the node, as root (what a client action must do there between its calls). */
+  exec(script: string, timeoutSec: number): Promise<{ code: number; stdout: string; stderr: string }>;
 }
 
 /** What a step knows of the run and the host, besides the node's state. */

@@ -4,12 +4,12 @@ import { TransportError } from '../transport/types.js';
 import { ALL_VIEWS, probeScript, type View } from './script.js';
 import {
   parseCertificates, parseCgroups, parseCrictl, parseKubeconfigs, parseCtr, parseDocker, parseDockerImages, parseEtcd, parseInstalled, parseIpvs, parseIptablesSave, parseLinks, parseManifests,
-  parseMeta, parseMountinfo, parseNetns, parseNftTables, parsePaths, parsePodTraces, parseProcs, parseRoutes, parseSs, parseSystemctlShow, splitSections,
+  bundleNetns, mergeCniNat, parseKubeCgroups, parseMeta, parseMountinfo, parseNetns, parseLeases, parseNftTables, parsePaths, parsePodTraces, parseProcs, parseRoutes, parseSs, parseSystemctlShow, splitSections,
 } from './parse.js';
 import type { NodeState } from './state.js';
 
 export type { Container, NodeState, Proc } from './state.js';
-export { ALL_VIEWS, AUDIT_VIEWS, PURGE_VIEWS, VIEWS, type View } from './script.js';
+export { ALL_VIEWS, AUDIT_VIEWS, NARROWER, PURGE_VIEWS, VIEWS, type View } from './script.js';
 
 /** A node with nothing on it: what a partial probe starts from (and what tests build on). */
 export const emptyState = (): NodeState => ({ hostname: '', machineId: '', pid1: '', uid: 0, tools: new Set(), ...EMPTY() });
@@ -18,8 +18,17 @@ const EMPTY = (): Omit<NodeState, 'hostname' | 'machineId' | 'pid1' | 'uid' | 't
   paths: [], processes: new Map(), k8sCgroups: new Map(), listeners: [], mounts: [], netns: [], links: [], iptables: [],
   nftTables: [], ipvs: [], units: new Map(), runningUnits: new Set(), containers: [], kubeletHealthy: false, staticPods: [],
   clusterCAs: [], anchors: [], kubeconfigs: [], bundleTrusts: [], sysctl: [], routes: [], ipsets: [], installed: [], images: [], imagesUnlisted: false, dockerImages: [],
-  pods: { dirs: [], cgroups: [], netnsInodes: new Map(), procNetns: new Map(), leases: [] },
+  pods: { dirs: [], netnsInodes: new Map(), procNetns: new Map(), leases: [] },
+  cgroups: { hierarchies: [], kube: [] }, iptablesDumps: [],
 });
+
+/** The firewall view's iptables-save sections, by backend and family. */
+const IPTABLES_SECTIONS = [
+  { section: 'iptables-nft', backend: 'nft', family: 4 },
+  { section: 'ip6tables-nft', backend: 'nft', family: 6 },
+  { section: 'iptables-legacy', backend: 'legacy', family: 4 },
+  { section: 'ip6tables-legacy', backend: 'legacy', family: 6 },
+] as const;
 
 /**
  * One probe run's sections as a NodeState. Pure. A partial probe (some views only)
@@ -51,15 +60,16 @@ export function stateFromSections(s: Map<string, string>, prev?: NodeState): Nod
     st.routes = parseRoutes(get('routes'));
   }
   if (has('iptables-nft')) {
-    st.iptables = [
-      ...parseIptablesSave(get('iptables-nft'), 'nft', 4),
-      ...parseIptablesSave(get('ip6tables-nft'), 'nft', 6),
-      ...parseIptablesSave(get('iptables-legacy'), 'legacy', 4),
-      ...parseIptablesSave(get('ip6tables-legacy'), 'legacy', 6),
-    ];
+    st.iptables = IPTABLES_SECTIONS.flatMap((x) => parseIptablesSave(get(x.section), x.backend, x.family));
+    // Kept as printed: the backup writes them, so the run saves the firewall once.
+    st.iptablesDumps = IPTABLES_SECTIONS.map((x) => ({ backend: x.backend, family: x.family, text: get(x.section) }));
     st.nftTables = parseNftTables(get('nft-tables'));
     st.ipvs = parseIpvs(get('ipvs'));
     st.ipsets = get('ipsets').split('\n').map((l) => l.trim()).filter(Boolean);
+  } else if (has('cni-nat')) {
+    st.iptables = mergeCniNat(base.iptables, get('cni-nat'));
+    // Part of the nft backend was read again: its dumps no longer show the node (the backup saves it afresh).
+    st.iptablesDumps = base.iptablesDumps.filter((d) => d.backend !== 'nft');
   }
   if (has('installed')) {
     st.installed = parseInstalled(get('installed'), get('installed-owners'), meta.tools);
@@ -74,10 +84,12 @@ export function stateFromSections(s: Map<string, string>, prev?: NodeState): Nod
   }
   if (has('task-bundles')) {
     const crictl = meta.tools.has('crictl') && get('crictl-pods').trim() !== '';
+    const netns = bundleNetns(get('task-bundles'));
     st.containers = [
       ...(crictl
         ? parseCrictl(get('crictl-pods'), get('crictl-containers'))
-        : parseCtr(get('ctr-containers'), get('task-bundles'), st.processes)),
+        : parseCtr(get('ctr-containers'), get('task-bundles'), st.processes)
+      ).map((c) => (netns.has(c.id) ? { ...c, netns: netns.get(c.id) as string } : c)),
       ...parseDocker(get('docker')),
     ];
   }
@@ -85,7 +97,9 @@ export function stateFromSections(s: Map<string, string>, prev?: NodeState): Nod
     st.kubeletHealthy = get('kubelet-healthz').trim() === 'ok';
     st.staticPods = parseManifests(get('manifests'));
   }
-  if (has('pod-cgroups')) st.pods = parsePodTraces(get('pod-dirs'), get('pod-cgroups'), get('netns-inodes'), get('proc-netns'), get('ipam-leases'));
+  if (has('pod-dirs')) st.pods = { ...parsePodTraces(get('pod-dirs'), get('netns-inodes'), get('proc-netns')), leases: st.pods.leases };
+  if (has('ipam-leases')) st.pods = { ...st.pods, leases: parseLeases(get('ipam-leases')) };
+  if (has('kube-cgroups')) st.cgroups = parseKubeCgroups(get('kube-cgroups'));
   if (has('etcd')) {
     const etcd = parseEtcd(get('etcd'));
     if (etcd) st.etcd = etcd;

@@ -2,7 +2,7 @@
  * Pure parsers: raw probe output in, typed views out. Each one takes the text a
  * single command prints and is tested on real output of that command.
  */
-import type { Container, EtcdView, IptablesTable, Kubeconfig, Link, Listener, Mount, PodTraces, Proc, Route, StaticPod, Unit } from './state.js';
+import type { Container, EtcdView, IptablesTable, Kubeconfig, KubeCgroup, KubeCgroups, Link, Listener, Mount, PodTraces, Proc, Route, StaticPod, Unit } from './state.js';
 import { INSTALL_PATHS, type InstallKind, type StatePathKind } from './script.js';
 
 const lines = (s: string): string[] => s.split('\n').filter((l) => l.trim() !== '');
@@ -165,6 +165,36 @@ export function parseIptablesSave(text: string, backend: 'nft' | 'legacy', famil
   return tables;
 }
 
+/**
+ * The `cni-nat` section (`-S` of chosen nat chains of the nft backend, per family) laid
+ * over the full dump read before: the chains it lists are replaced by what it shows,
+ * and CNI-* chains it no longer shows are gone (a CNI DEL removed them).
+ */
+export function mergeCniNat(prev: IptablesTable[], text: string): IptablesTable[] {
+  const out = prev.map((t) => ({ ...t }));
+  for (const block of text.split(/^#family /m).slice(1)) {
+    const family = Number(block.slice(0, 1)) as 4 | 6;
+    const listed = new Set<string>();
+    const rules: { chain: string; spec: string }[] = [];
+    for (const l of lines(block).slice(1)) {
+      const [verb, chain] = l.split(' ');
+      if (!chain) continue;
+      if (verb === '-N' || verb === '-P') listed.add(chain);
+      else if (verb === '-A') rules.push({ chain, spec: l });
+    }
+    let t = out.find((x) => x.backend === 'nft' && x.family === family && x.table === 'nat');
+    if (!t) {
+      // iptables-nft shows the built-in chains of a table that does not exist: nothing new.
+      if (!rules.length && ![...listed].some((c) => c.startsWith('CNI-'))) continue;
+      out.push((t = { backend: 'nft', family, table: 'nat', chains: [], rules: [] }));
+    }
+    const covered = (c: string) => listed.has(c) || c.startsWith('CNI-') || c === 'PREROUTING' || c === 'OUTPUT' || c === 'POSTROUTING';
+    t.chains = [...t.chains.filter((c) => !covered(c)), ...[...listed].filter((c) => t.chains.includes(c) || c.startsWith('CNI-'))];
+    t.rules = [...t.rules.filter((r) => !covered(r.chain)), ...rules];
+  }
+  return out;
+}
+
 /** `nft list tables`: "table ip kube-proxy". */
 export const parseNftTables = (text: string): { family: string; name: string }[] =>
   lines(text)
@@ -234,6 +264,7 @@ export function parseCrictl(podsJson: string, containersJson: string): Container
           podName.get(c.podSandboxId ?? '') ??
           (c.labels?.['io.kubernetes.pod.name'] ? `${c.labels['io.kubernetes.pod.namespace'] ?? '?'}/${c.labels['io.kubernetes.pod.name']}` : undefined),
         state: c.state,
+        ...(c.podSandboxId ? { sandboxId: c.podSandboxId } : {}),
         ...(podUid.get(c.podSandboxId ?? '') ?? c.labels?.['io.kubernetes.pod.uid'] ? { podUid: podUid.get(c.podSandboxId ?? '') ?? c.labels?.['io.kubernetes.pod.uid'] } : {}),
       }),
     ),
@@ -270,6 +301,7 @@ export function parseCtr(idsText: string, bundlesText: string, procs: Map<number
     if (a['sandbox-name']) c.pod = `${a['sandbox-namespace'] ?? '?'}/${a['sandbox-name']}`;
     if (a['container-name']) c.name = a['container-name'];
     if (a['sandbox-uid']) c.podUid = a['sandbox-uid'];
+    if (a['container-type'] === 'container' && a['sandbox-id']) c.sandboxId = a['sandbox-id'];
     const pid = pids.get(id);
     if (pid !== undefined) {
       c.pid = pid;
@@ -278,6 +310,16 @@ export function parseCtr(idsText: string, bundlesText: string, procs: Map<number
     if (!known.has(id)) c.state += ', task bundle left (containerd does not list it)';
     return c;
   });
+}
+
+/** Each task bundle's network namespace, when it has a named one: sandbox id -> cni-… name. */
+export function bundleNetns(bundlesText: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const l of lines(bundlesText)) {
+    const m = /\/k8s\.io\/([^/]+)\/config\.json:"type":"network","path":"[^"]*\/netns\/([^"/]+)"$/.exec(l);
+    if (m) out.set(m[1] as string, m[2] as string);
+  }
+  return out;
 }
 
 /** `docker ps -a --filter name=^k8s_ --format '{{.ID}}\t{{.Names}}\t{{.State}}'` (cri-dockerd naming). */
@@ -460,13 +502,42 @@ export function podUidOfProcessCgroup(path: string): string | undefined {
   return undefined;
 }
 
-/** The `pods` view's sections: pod dirs, pod cgroups, netns inodes, each process's netns, IPAM leases. */
-export function parsePodTraces(dirs: string, cgroups: string, netnsInodes: string, procNetns: string, leases: string): PodTraces {
-  const t: PodTraces = { dirs: lines(dirs).filter((d) => !d.includes('/')), cgroups: [], netnsInodes: new Map(), procNetns: new Map(), leases: [] };
-  for (const path of lines(cgroups)) {
-    const uid = podUidOfCgroup(path);
-    if (uid) t.cgroups.push({ path, uid });
+/**
+ * Where a cgroup sits in the kubelet's tree, by its path below the hierarchy's root:
+ * the root (`/kubepods`, `/kubepods.slice`), the QoS level (besteffort, burstable, their
+ * slices), a pod (`pod<UID>`, `kubepods-<qos>-pod<UID>.slice`; a Guaranteed pod's right
+ * below the root) or what is below a pod (its containers). Undefined: not the kubelet's.
+ * The one rule: verify reports every level, the audit's orphans are pods, never the QoS tree.
+ */
+export function kubeCgroupLevel(path: string): { level: KubeCgroup['level']; uid?: string } | undefined {
+  const segs = path.split('/').filter(Boolean);
+  if (segs[0] !== 'kubepods' && segs[0] !== 'kubepods.slice') return undefined;
+  const at = segs.findIndex((seg) => podUidOfCgroup(seg) !== undefined);
+  if (at < 0) return { level: segs.length === 1 ? 'root' : 'qos' };
+  return { level: at === segs.length - 1 ? 'pod' : 'container', uid: podUidOfCgroup(segs[at] as string) as string };
+}
+
+/** The `kube-cgroups` section: "@HIERARCHY" lines, each followed by the kubelet's cgroups in that hierarchy. */
+export function parseKubeCgroups(text: string): KubeCgroups {
+  const hierarchies: string[] = [];
+  const seen = new Map<string, KubeCgroup>();
+  let h: string | undefined;
+  for (const l of lines(text)) {
+    if (l.startsWith('@')) hierarchies.push((h = l.slice(1)));
+    else if (h !== undefined) {
+      const at = kubeCgroupLevel(l);
+      if (!at) continue;
+      const c = seen.get(l) ?? { path: l, hierarchies: [], ...at };
+      c.hierarchies.push(h);
+      seen.set(l, c);
+    }
   }
+  return { hierarchies, kube: [...seen.values()] };
+}
+
+/** The `pods` view's sections: pod dirs, netns inodes, each process's netns, IPAM leases. */
+export function parsePodTraces(dirs: string, netnsInodes: string, procNetns: string, leases = ''): PodTraces {
+  const t: PodTraces = { dirs: lines(dirs).filter((d) => !d.includes('/')), netnsInodes: new Map(), procNetns: new Map(), leases: [] };
   for (const l of lines(netnsInodes)) {
     const m = /^(\d+) \/(?:var\/)?run\/netns\/(.+)$/.exec(l);
     if (m) t.netnsInodes.set(m[2] as string, m[1] as string);
@@ -475,9 +546,17 @@ export function parsePodTraces(dirs: string, cgroups: string, netnsInodes: strin
     const m = /\/proc\/(\d+)\/ns\/net -> net:\[(\d+)\]$/.exec(l);
     if (m) t.procNetns.set(Number(m[1]), m[2] as string);
   }
-  for (const l of lines(leases)) {
-    const m = /^(\/var\/lib\/cni\/networks\/([^/]+)\/([^/\t]+))\t(.*)$/.exec(l);
-    if (m && /^[0-9a-fA-F.:]+$/.test(m[3] as string)) t.leases.push({ file: m[1] as string, network: m[2] as string, ip: m[3] as string, sandbox: (m[4] as string).trim() });
-  }
+  t.leases = parseLeases(leases);
   return t;
+}
+
+/** The `ipam-leases` section: "FILE\tFIRST LINE" per host-local lease. */
+export function parseLeases(text: string): PodTraces['leases'] {
+  const out: PodTraces['leases'] = [];
+  for (const l of lines(text)) {
+    // host-local >= 0.8 ends the ID's line with \r (then the interface name): not part of the ID.
+    const m = /^(\/var\/lib\/cni\/networks\/([^/]+)\/([^/\t]+))\t(.*)\r?$/.exec(l);
+    if (m && /^[0-9a-fA-F.:]+$/.test(m[3] as string)) out.push({ file: m[1] as string, network: m[2] as string, ip: m[3] as string, sandbox: (m[4] as string).trim() });
+  }
+  return out;
 }

@@ -81,17 +81,68 @@ export type StatePathKind = keyof typeof STATE_PATHS;
  * What a probe can be asked for. A reset step re-probes only the views its work
  * shows in (one round trip, a fraction of the full probe's cost); verify asks for all.
  */
-export const VIEWS = ['files', 'processes', 'sockets', 'mounts', 'netns', 'links', 'firewall', 'units', 'containers', 'kubelet', 'etcd', 'install', 'pods'] as const;
+export const VIEWS = ['files', 'processes', 'sockets', 'mounts', 'netns', 'links', 'firewall', 'cni-firewall', 'units', 'containers', 'kubelet', 'etcd', 'cgroups', 'install', 'pods'] as const;
 export type View = (typeof VIEWS)[number];
+/**
+ * Views that read again only a part of a bigger one, for a step whose side effects
+ * touch only that part: `cni-firewall` is the nat chains a CNI DEL changes (the CNI's
+ * per-pod chains and the built-in chains that jump to them), not the whole firewall
+ * (on a node of 20,000 Services, seconds). Never part of a full probe.
+ */
+export const NARROWER: Partial<Record<View, View>> = { 'cni-firewall': 'firewall' };
 /** A full probe: membership residue. The installation footprint (`install`) only with --purge. */
-export const ALL_VIEWS: ReadonlySet<View> = new Set(VIEWS.filter((v) => v !== 'install' && v !== 'pods'));
-export const PURGE_VIEWS: ReadonlySet<View> = new Set(VIEWS.filter((v) => v !== 'pods'));
+export const ALL_VIEWS: ReadonlySet<View> = new Set(VIEWS.filter((v) => v !== 'install' && v !== 'pods' && !NARROWER[v]));
+export const PURGE_VIEWS: ReadonlySet<View> = new Set(VIEWS.filter((v) => v !== 'pods' && !NARROWER[v]));
 /**
  * The fleet audit's probe: what pods leave on a live node (their cgroups, netns,
  * veths, IPAM leases, dirs, containers) and the etcd membership. Not the firewall,
  * units or files a reset cares about: at fleet scale they are the probe's cost.
  */
-export const AUDIT_VIEWS: ReadonlySet<View> = new Set<View>(['processes', 'sockets', 'mounts', 'netns', 'links', 'containers', 'etcd', 'pods']);
+export const AUDIT_VIEWS: ReadonlySet<View> = new Set<View>(['processes', 'sockets', 'mounts', 'netns', 'links', 'containers', 'etcd', 'cgroups', 'pods']);
+
+/**
+ * Sets CGH to the node's cgroup hierarchies, space-separated: /sys/fs/cgroup alone on
+ * pure v2, else every hierarchy mounted below it (v1 controllers, name=systemd, the
+ * unified v2 one), since a cgroup can linger in one hierarchy only. Co-mounted
+ * controllers' other names (cpu -> cpu,cpuacct) are links: skipped. No fork.
+ */
+export const CGROUP_HIERARCHIES = `CGH=
+if [ -e /sys/fs/cgroup/cgroup.controllers ]; then CGH=/sys/fs/cgroup
+else for h in /sys/fs/cgroup/*/; do h=\${h%/}; [ -L "$h" ] || CGH="$CGH $h"; done; fi`;
+
+/**
+ * The kubelet's cgroups below a hierarchy, by driver and depth: the root, the QoS
+ * level, pods (Guaranteed ones right below the root), their containers. Globs ending
+ * in / match directories only, so the control files cost no test each. Containers are
+ * named by their 64-hex id (containerd, Docker) or crio-ID: three hex digits first
+ * tells them from control files (cgroup.*, cpu.*, blkio.*, devices.*, freezer.*).
+ */
+const KUBE_CGROUP_GLOBS = [
+  '/kubepods/', '/kubepods/besteffort/', '/kubepods/burstable/',
+  ...['/kubepods/pod*/', '/kubepods/besteffort/pod*/', '/kubepods/burstable/pod*/'].flatMap((pod) => [pod, `${pod}[0-9a-f][0-9a-f][0-9a-f]*/`, `${pod}crio-*/`]),
+  // systemd driver: the QoS slices and Guaranteed pods' below kubepods.slice, the other pods' below their QoS slice; containers are scopes.
+  '/kubepods.slice/', '/kubepods.slice/kubepods-*.slice/', '/kubepods.slice/kubepods-*.slice/kubepods-*.slice/',
+  '/kubepods.slice/kubepods-*.slice/*.scope/', '/kubepods.slice/kubepods-*.slice/kubepods-*.slice/*.scope/',
+];
+
+/** The `kube-cgroups` section: "@HIERARCHY" lines, each followed by the kubelet's cgroups in it (parseKubeCgroups). */
+export const KUBE_CGROUPS_PROBE = `${CGROUP_HIERARCHIES}
+for h in $CGH; do
+  printf '@%s\\n' "$h"
+  for d in ${KUBE_CGROUP_GLOBS.map((g) => `$h${g}`).join(' ')}; do [ -d "$d" ] && d=\${d%/} && printf '%s\\n' "\${d#"$h"}"; done
+done`;
+
+/**
+ * The `ipam-leases` section: host-local's leases, a file per address naming the
+ * sandbox (container ID) that holds it: "ID\r\nIFNAME" since host-local 0.8, the ID
+ * alone (no newline) before. The first line is printed as read, its \r too: the
+ * parser strips it.
+ */
+export const IPAM_LEASES_PROBE = `for f in /var/lib/cni/networks/*/*; do
+  case \${f##*/} in lock|last_reserved_ip*) continue ;; esac
+  [ -f "$f" ] || continue
+  v=; read -r v < "$f"; printf '%s\\t%s\\n' "$f" "$v"
+done`;
 
 /**
  * The shell prelude every node script starts with: PATH, the C locale, and the
@@ -205,6 +256,19 @@ s ipvs
 [ -r /proc/net/ip_vs ] && cat /proc/net/ip_vs
 s ipsets
 has ipset && ipset list -n`)}
+${v('cni-firewall', `
+s cni-nat
+# The nat chains of the nft backend a CNI DEL changes (the plugins' iptables is the
+# nft one): the built-in chains that jump to the CNI's, and every CNI-* chain, named
+# by nft (chain names only: no rule is read) and listed one by one.
+if has iptables-nft && has nft; then
+  for f in 4 6; do
+    if [ $f = 4 ]; then T=ip; I=iptables-nft; else T=ip6; I=ip6tables-nft; fi
+    printf '#family %s\\n' $f
+    C=$(nft list chains $T | awk -v t="table $T nat {" '/^table /{n=($0==t)} n && $1=="chain" && $2~/^CNI-/{print $2}')
+    for c in PREROUTING OUTPUT POSTROUTING $C; do $I -w -t nat -S "$c"; done
+  done
+fi`)}
 ${v('units', `
 s unit-cgroups
 # A unit's cgroup exists only while systemd runs it (v1, hybrid, v2).
@@ -228,10 +292,13 @@ s crictl-containers
 [ -n "$CONTAINERD" ] && has crictl && $T crictl ps -a -o json
 s ctr-containers
 [ -n "$CONTAINERD" ] && has ctr && $T ctr -n k8s.io containers ls -q
-# Every task bundle's CRI annotations and init PID: there even when containerd is down.
+# Every task bundle's CRI annotations, network namespace and init PID: there even when containerd is down.
 s task-bundles
 set -- /run/containerd/io.containerd.runtime.v2.task/k8s.io/*/config.json /run/containerd/io.containerd.runtime.v2.task/k8s.io/*/init.pid
-grep -H -o -E '"io\\.kubernetes\\.cri\\.(container-type|container-name|sandbox-name|sandbox-namespace|sandbox-uid)":"[^"]*"|^[0-9]+$' "$@"
+grep -H -o -E '"io\\.kubernetes\\.cri\\.(container-type|container-name|sandbox-id|sandbox-name|sandbox-namespace|sandbox-uid)":"[^"]*"|"type":"network","path":"[^"]*"|^[0-9]+$' "$@"
+# host-local's leases name their sandboxes: a runtime's teardown (CNI DEL) releases its own.
+s ipam-leases
+${IPAM_LEASES_PROBE}
 s docker
 running dockerd && has docker && $T docker ps -a --no-trunc --filter name=^k8s_ --format '{{.ID}}\\t{{.Names}}\\t{{.State}}'`)}
 ${v('kubelet', `
@@ -255,24 +322,17 @@ ${v('pods', `
 # What a pod leaves on a node, to be matched with the pods the API knows (decom audit).
 s pod-dirs
 for d in /var/lib/kubelet/pods/*; do [ -d "$d" ] && printf '%s\\n' "\${d##*/}"; done
-s pod-cgroups
-# Pod cgroups of either driver (cgroupfs kubepods/besteffort/podUID, systemd
-# kubepods-besteffort-podUID.slice), in the pids hierarchy on cgroup v1, the unified one on v2.
-R=/sys/fs/cgroup; [ -d $R/pids ] && R=$R/pids
-for d in $R/kubepods*/*pod[0-9a-f]* $R/kubepods*/*/*pod[0-9a-f]*; do [ -d "$d" ] && printf '%s\n' "\${d#$R}"; done
 s netns-inodes
 # Which network namespace each process is in, and each named one's inode: a netns no process is in is unused.
 set --; for n in /run/netns/*; do [ -e "$n" ] && set -- "$@" "$n"; done
 [ $# -gt 0 ] && stat -L -c '%i %n' "$@"
 s proc-netns
-ls -l /proc/[0-9]*/ns/net
-s ipam-leases
-# host-local's leases: a file per address, naming the sandbox (container ID) that holds it.
-for f in /var/lib/cni/networks/*/*; do
-  case \${f##*/} in lock|last_reserved_ip*) continue ;; esac
-  [ -f "$f" ] || continue
-  v=; read -r v < "$f"; printf '%s\t%s\n' "$f" "$v"
-done`)}
+ls -l /proc/[0-9]*/ns/net`)}
+${v('cgroups', `
+# The kubelet's cgroup tree in every hierarchy: what a reset must leave none of, and
+# the pods' cgroups the audit matches with the pods the API knows.
+s kube-cgroups
+${KUBE_CGROUPS_PROBE}`)}
 ${v('install', `
 s installed
 IP=

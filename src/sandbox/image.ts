@@ -5,8 +5,14 @@ import { tmpdir } from 'node:os';
 import { runOk } from '../util/run.js';
 import { inputError } from '../util/errors.js';
 
-/** The one image every sandbox container runs: static busybox, built locally. */
+/** The image every sandbox container runs: static busybox, built locally. */
 export const IMAGE = 'registry.k8s.io/busybox:sandbox';
+/**
+ * containerd's `sandbox_image`: the same layer, with a default command that blocks
+ * forever, as the real pause does. Its name is kubespray's and kubeadm's (Kubernetes
+ * 1.29–1.31), so the purge tier judges it as it would the real one. Nothing is pulled.
+ */
+export const PAUSE_IMAGE = 'registry.k8s.io/pause:3.9';
 const APPLETS = ['sh', 'httpd', 'sleep', 'nc', 'ls', 'cat', 'echo', 'true', 'ps'];
 
 const sha256 = (data: Buffer | string) => createHash('sha256').update(data).digest('hex');
@@ -26,7 +32,8 @@ function assertStatic(path: string): void {
 
 /**
  * Writes an image tar that both `ctr image import` (OCI layout) and `docker load`
- * (manifest.json) accept, so containerd and Docker nodes share one artefact.
+ * (manifest.json) accept, so containerd and Docker nodes share one artefact. It holds
+ * two images over one layer: busybox (a shell by default) and the pause image.
  */
 export async function buildImage(out: string): Promise<void> {
   if (existsSync(out)) return;
@@ -47,40 +54,33 @@ export async function buildImage(out: string): Promise<void> {
       writeFileSync(join(blobs, digest), data);
       return { digest: `sha256:${digest}`, size: Buffer.byteLength(data), path: `blobs/sha256/${digest}` };
     };
-    const layerData = readFileSync(layerTar);
-    const layer = blob(layerData);
-    const config = blob(
-      JSON.stringify({
-        architecture: 'amd64',
-        os: 'linux',
-        config: { Env: ['PATH=/bin'], Cmd: ['/bin/sh'] },
-        rootfs: { type: 'layers', diff_ids: [layer.digest] },
-      }),
-    );
-    const manifest = blob(
-      JSON.stringify({
-        schemaVersion: 2,
-        mediaType: 'application/vnd.oci.image.manifest.v1+json',
-        config: { mediaType: 'application/vnd.oci.image.config.v1+json', digest: config.digest, size: config.size },
-        layers: [{ mediaType: 'application/vnd.oci.image.layer.v1.tar', digest: layer.digest, size: layer.size }],
-      }),
-    );
-    writeFileSync(
-      join(layout, 'index.json'),
-      JSON.stringify({
-        schemaVersion: 2,
-        manifests: [
-          {
-            mediaType: 'application/vnd.oci.image.manifest.v1+json',
-            digest: manifest.digest,
-            size: manifest.size,
-            annotations: { 'io.containerd.image.name': IMAGE, 'org.opencontainers.image.ref.name': 'sandbox' },
-          },
-        ],
-      }),
-    );
+    const layer = blob(readFileSync(layerTar));
+    const image = (name: string, ref: string, cmd: string[]) => {
+      const config = blob(
+        JSON.stringify({
+          architecture: 'amd64',
+          os: 'linux',
+          config: { Env: ['PATH=/bin'], Cmd: cmd },
+          rootfs: { type: 'layers', diff_ids: [layer.digest] },
+        }),
+      );
+      const manifest = blob(
+        JSON.stringify({
+          schemaVersion: 2,
+          mediaType: 'application/vnd.oci.image.manifest.v1+json',
+          config: { mediaType: 'application/vnd.oci.image.config.v1+json', digest: config.digest, size: config.size },
+          layers: [{ mediaType: 'application/vnd.oci.image.layer.v1.tar', digest: layer.digest, size: layer.size }],
+        }),
+      );
+      return {
+        oci: { mediaType: 'application/vnd.oci.image.manifest.v1+json', digest: manifest.digest, size: manifest.size, annotations: { 'io.containerd.image.name': name, 'org.opencontainers.image.ref.name': ref } },
+        docker: { Config: config.path, RepoTags: [name], Layers: [layer.path] },
+      };
+    };
+    const images = [image(IMAGE, 'sandbox', ['/bin/sh']), image(PAUSE_IMAGE, '3.9', ['/bin/sleep', '2147483647'])];
+    writeFileSync(join(layout, 'index.json'), JSON.stringify({ schemaVersion: 2, manifests: images.map((i) => i.oci) }));
     writeFileSync(join(layout, 'oci-layout'), JSON.stringify({ imageLayoutVersion: '1.0.0' }));
-    writeFileSync(join(layout, 'manifest.json'), JSON.stringify([{ Config: config.path, RepoTags: [IMAGE], Layers: [layer.path] }]));
+    writeFileSync(join(layout, 'manifest.json'), JSON.stringify(images.map((i) => i.docker)));
     const tmp = `${out}.tmp`;
     await runOk('tar', ['-C', layout, '-cf', tmp, '.']);
     await runOk('mv', [tmp, out]);

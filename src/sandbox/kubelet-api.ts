@@ -5,17 +5,18 @@
  *     its Lease every 10 s; posts Ready again after the node lifecycle controller
  *     marked it Unknown;
  *   - keeps a mirror pod for every static pod (kubectl drain skips them by annotation);
- *   - runs the pods the API binds to its node (pod.sh: CRI-shaped containers, a cni-*
- *     netns unless hostNetwork), and reports their status;
+ *   - runs the pods the API binds to its node through containerd's CRI (kubelet-runtime.ts:
+ *     the pod network made by the CNI plugins unless hostNetwork), and reports their status;
  *   - on a pod's deletion, stops its containers and network, then finishes the delete.
  * It acts only on deletions it sees (a watch event, a deletionTimestamp): a pod that
  * vanishes from the store without one — an etcd restore — keeps running, a phantom.
  */
 import { execFile } from 'node:child_process';
-import { readFileSync, rmSync, mkdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { networkInterfaces, release } from 'node:os';
 import { ApiClient } from './api/client.js';
 import { rfc3339 } from './api/store.js';
+import { getRuntime, type PodToRun, type Qos } from './kubelet-runtime.js';
 
 type Any = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -29,7 +30,6 @@ export interface MirrorSource {
 export interface Member {
   node: string;
   kubeconfig: string;
-  podSh: string;
   staticPods: () => MirrorSource[];
   log: (msg: string) => void;
 }
@@ -73,6 +73,32 @@ const conditions = (ready: boolean) => {
 
 const podKey = (p: Any) => `${p.metadata.namespace}/${p.metadata.name}`;
 const isMirror = (p: Any) => Boolean(p.metadata?.annotations?.['kubernetes.io/config.mirror']);
+
+/** The pod's QoS class, as the API computes status.qosClass from its containers' resources. */
+function qosOf(pod: Any): Qos {
+  const rs = (pod.spec?.containers ?? []).map((c: Any) => c.resources ?? {});
+  if (rs.every((r: Any) => !Object.keys(r.requests ?? {}).length && !Object.keys(r.limits ?? {}).length)) return 'besteffort';
+  const full = (r: Any) => ['cpu', 'memory'].every((k) => r.limits?.[k] && (r.requests?.[k] ?? r.limits[k]) === r.limits[k]);
+  return rs.every(full) ? 'guaranteed' : 'burstable';
+}
+
+/** An API pod as the kubelet hands it to its runtime. */
+function toRun(pod: Any): PodToRun {
+  return {
+    uid: pod.metadata.uid,
+    name: pod.metadata.name,
+    namespace: pod.metadata.namespace,
+    hostNetwork: pod.spec.hostNetwork === true,
+    hostPID: pod.spec.hostPID === true,
+    qos: qosOf(pod),
+    labels: pod.metadata.labels ?? {},
+    annotations: { ...pod.metadata.annotations, 'kubernetes.io/config.source': 'api', 'kubernetes.io/config.seen': now() },
+    containers: (pod.spec.containers ?? []).map((c: Any) => ({
+      name: c.name, image: c.image, command: c.command ?? [], args: c.args ?? [], env: c.env ?? [], ports: c.ports ?? [], volumeMounts: c.volumeMounts ?? [],
+    })),
+    volumes: pod.spec.volumes ?? [],
+  };
+}
 
 export function joinCluster(m: Member): void {
   const api = ApiClient.fromKubeconfig(m.kubeconfig);
@@ -196,49 +222,29 @@ export function joinCluster(m: Member): void {
     await api.request('PATCH', `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}/status`, { status }, MERGE);
   }
 
-  const podSh = (...args: string[]) => run('sh', [m.podSh, ...args]);
-  const containerName = (pod: Any) => String(pod.spec?.containers?.[0]?.name ?? 'main');
-
-  /** Starts a bound pod once: its network, its pod dir and volumes, its containers; then its status. */
+  /** Starts a bound pod once (a relist of a running pod changes nothing); then its status. */
   async function start(pod: Any): Promise<void> {
-    const uid = pod.metadata.uid as string;
-    const c = pod.spec.containers?.[0] ?? {};
-    const [sid, cid] = (await podSh('ids', uid, containerName(pod))).out.trim().split(' ');
-    const tasks = (await run('ctr', ['-n', 'k8s.io', 'task', 'ls', '-q'])).out.split('\n');
-    if (tasks.includes(sid as string) && tasks.includes(cid as string)) {
+    const rt = await getRuntime();
+    const want = toRun(pod);
+    const ready = (await rt.sandboxesOf(want.uid)).find((s) => s.state === 'SANDBOX_READY');
+    if (ready) {
       // Already running (a relist, a restarted kubelet): its network stays as it is.
-      if (pod.status?.phase !== 'Running') await reportRunning(pod, addr, pod.spec.hostNetwork ? addr : (pod.status?.podIP ?? addr), `containerd://${cid}`);
+      if (pod.status?.phase !== 'Running') {
+        const { status } = await rt.cri.podSandboxStatus(ready.id);
+        const main = (await rt.cri.listContainers({ podSandboxId: ready.id }))[0];
+        await reportRunning(pod, addr, pod.spec.hostNetwork ? addr : (status.network?.ip || addr), `containerd://${main?.id ?? ''}`);
+      }
       return;
     }
-    let podIP = addr;
-    let net = 'host';
-    if (!pod.spec.hostNetwork) {
-      // The podCIDR node IPAM gave this Node (read now: it may have come after registration).
-      const cidr = (await api.must('GET', `/api/v1/nodes/${node}`)).spec?.podCIDR ?? '10.244.0.0/24';
-      const up = await podSh('net-down', uid).then(() => podSh('net-up', uid, cidr));
-      if (!up.ok) throw new Error(`pod network: ${up.out}`);
-      [net = 'host', podIP = addr] = up.out.trim().split(' ');
-      net = `/run/netns/${net}`;
-    }
-    const dir = `/var/lib/kubelet/pods/${uid}`;
-    mkdirSync(`${dir}/containers/${containerName(pod)}`, { recursive: true });
-    for (const v of pod.spec.volumes ?? []) {
-      if (v.emptyDir) mkdirSync(`${dir}/volumes/kubernetes.io~empty-dir/${v.name}`, { recursive: true });
-    }
-    const command = [...(c.command ?? []), ...(c.args ?? [])];
-    await podSh('rm', uid, containerName(pod));
-    const r = await podSh('run', pod.metadata.name, pod.metadata.namespace, uid, net, containerName(pod), ...(command.length ? command : ['/bin/sleep', '2147483647']));
-    if (!r.ok) throw new Error(`starting its containers: ${r.out}`);
-    log(`started pod ${podKey(pod)} (${uid})`);
-    await reportRunning(pod, addr, podIP, `containerd://${cid}`);
+    const s = await rt.start(want);
+    log(`started pod ${podKey(pod)} (${want.uid})`);
+    await reportRunning(pod, addr, s.podIP ?? addr, `containerd://${s.containerIds[0] ?? ''}`);
   }
 
   /** Stops a pod: containers, network, pod dir; then, for a graceful delete, finishes it. */
   async function stop(pod: Any, finish: boolean): Promise<void> {
     const uid = pod.metadata.uid as string;
-    await podSh('rm', uid, containerName(pod));
-    await podSh('net-down', uid);
-    rmSync(`/var/lib/kubelet/pods/${uid}`, { recursive: true, force: true });
+    await (await getRuntime()).stop(uid, qosOf(pod));
     log(`stopped pod ${podKey(pod)} (${uid})`);
     if (finish) {
       // The terminal status first (killed: exit 137), as the kubelet posts it before the delete.

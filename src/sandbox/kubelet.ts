@@ -1,53 +1,43 @@
 /**
- * The sandbox's kubelet stand-in. It does only what decom depends on the real
- * kubelet doing, with the real kubelet's side effects:
+ * The sandbox's kubelet stand-in. It does what decom depends on the real kubelet
+ * doing, with the real kubelet's side effects, through containerd's CRI:
  *   - listens on 10250 (API) and 127.0.0.1:10248 (healthz);
- *   - runs every pod in /etc/kubernetes/manifests in containerd (k8s.io), via pod.sh;
- *   - restarts a pod's container when it is killed while the manifest is still there
- *     (kubeadm#2720: killing static pods under a running kubelet achieves nothing);
- *   - stops and removes a pod when its manifest disappears.
+ *   - makes the QoS cgroup tree of its cgroup driver when it starts;
+ *   - runs every pod in /etc/kubernetes/manifests (kubelet-runtime.ts);
+ *   - restarts a pod's container or sandbox when it dies while the manifest is still
+ *     there (kubeadm#2720: killing static pods under a running kubelet achieves nothing);
+ *   - stops and removes a static pod when its manifest disappears.
  * With `--kubeconfig FILE` (kubeadm's KUBELET_KUBECONFIG_ARGS) it is also a cluster
  * member: see kubelet-api.ts. Without, it runs standalone, as kubespray's leftovers do.
- * It runs on the node itself: no state outside containerd and /var/lib/kubelet.
+ * It keeps no state of its own: containerd's sandboxes (their labels and the
+ * `kubernetes.io/config.source` annotation) say which pods it runs.
+ *
+ * `kubelet.js run-pod …` runs one pod through the same code and exits: the scenarios'
+ * way to plant the pods a kubelet ran while it was a cluster member.
  */
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { hostname } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
 import { parse } from 'yaml';
 import { joinCluster } from './kubelet-api.js';
+import { PodRuntime, dropRuntime, getRuntime, type PodToRun } from './kubelet-runtime.js';
 
 const MANIFESTS = process.env.KUBELET_MANIFESTS ?? '/etc/kubernetes/manifests';
-const POD_SH = join(dirname(fileURLToPath(import.meta.url)), 'pod.sh');
 const NODE = hostname();
 const TICK_MS = 1000;
 
-interface StaticPod {
+/** A static pod: what its manifest asks for, and the manifest as parsed (what its mirror pod shows). */
+export interface StaticPod extends PodToRun {
   file: string;
-  uid: string;
-  name: string;
-  namespace: string;
-  container: string;
-  command: string[];
-  /** The manifest as parsed: what its mirror pod shows. */
   manifest: Record<string, unknown>;
 }
-
-process.title = 'kubelet'; // seen as the kubelet by ps, pgrep -x and /proc/PID/comm, like the real one
 
 const log = (msg: string): void => {
   process.stdout.write(`kubelet-standin: ${msg}\n`);
 };
-
-const exec = (file: string, args: string[]): Promise<{ ok: boolean; out: string }> =>
-  new Promise((resolve) =>
-    execFile(file, args, { timeout: 30_000 }, (err, stdout, stderr) =>
-      resolve({ ok: !err, out: err ? String(stderr || err.message).trim() : stdout }),
-    ),
-  );
 
 /** Parses one manifest; the pod UID is the hash of the file, as the kubelet's config.hash is. */
 function readManifest(file: string): StaticPod | undefined {
@@ -55,23 +45,25 @@ function readManifest(file: string): StaticPod | undefined {
     const text = readFileSync(file, 'utf8');
     const pod = parse(text) as {
       [k: string]: unknown;
-      metadata?: { name?: string; namespace?: string };
-      spec?: { containers?: { name?: string; command?: string[]; args?: string[] }[] };
+      metadata?: { name?: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+      spec?: { hostNetwork?: boolean; containers?: PodToRun['containers'] };
     };
-    const c = pod?.spec?.containers?.[0];
-    if (!pod?.metadata?.name || !c?.name) throw new Error('no metadata.name or spec.containers[0].name');
+    const containers = pod?.spec?.containers ?? [];
+    if (!pod?.metadata?.name || !containers.length || !containers.every((c) => c?.name)) throw new Error('no metadata.name or spec.containers[].name');
     const dns1123 = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
-    for (const n of [pod.metadata.name, c.name, pod.metadata.namespace ?? 'kube-system']) {
+    for (const n of [pod.metadata.name, ...containers.map((c) => c.name), pod.metadata.namespace ?? 'kube-system']) {
       if (!dns1123.test(n)) throw new Error(`"${n}" is not a valid Kubernetes name`);
     }
-    const command = [...(c.command ?? []), ...(c.args ?? [])];
+    const uid = createHash('md5').update(text).digest('hex');
     return {
       file,
-      uid: createHash('md5').update(text).digest('hex'),
+      uid,
       name: `${pod.metadata.name}-${NODE}`,
       namespace: pod.metadata.namespace ?? 'kube-system',
-      container: c.name,
-      command: command.length ? command : ['/bin/sleep', '2147483647'],
+      hostNetwork: pod.spec?.hostNetwork === true,
+      labels: pod.metadata.labels ?? {},
+      annotations: { ...pod.metadata.annotations, 'kubernetes.io/config.hash': uid, 'kubernetes.io/config.source': 'file', 'kubernetes.io/config.seen': new Date().toISOString() },
+      containers,
       manifest: pod,
     };
   } catch (e) {
@@ -105,105 +97,106 @@ function desired(): Map<string, StaticPod> {
   return out;
 }
 
-/** task id -> pid, as containerd reports it (PIDs are in this node's PID namespace). */
-async function tasks(): Promise<Map<string, { pid: number; status: string }> | undefined> {
-  const r = await exec('ctr', ['-n', 'k8s.io', 'task', 'ls']);
-  if (!r.ok) return undefined;
-  const m = new Map<string, { pid: number; status: string }>();
-  for (const line of r.out.split('\n').slice(1)) {
-    const [id, pid, status] = line.trim().split(/\s+/);
-    if (id && pid) m.set(id, { pid: Number(pid), status: status ?? '' });
-  }
-  return m;
-}
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return pid > 0;
-  } catch {
-    return false;
-  }
-};
-
-/** Pods this process started: uid -> the pids of its sandbox and container. */
-const running = new Map<string, { pod: StaticPod; pids: number[] }>();
-
-async function ids(pod: StaticPod): Promise<[string, string]> {
-  const r = await exec('sh', [POD_SH, 'ids', pod.uid, pod.container]);
-  const [sid = '', cid = ''] = r.out.trim().split(' ');
-  return [sid, cid];
-}
-
+/** One pass of the static-pod sync loop: every manifest's pod running, every other file-sourced pod gone. */
 async function reconcile(): Promise<void> {
   const want = desired();
-  const healthy = [...want.values()].every((p) => running.get(p.uid)?.pids.every(alive));
-  const gone = [...running.keys()].some((uid) => !want.has(uid));
-  if (healthy && !gone) return; // the common tick: no ctr call at all
-
-  const t = await tasks();
-  if (!t) {
-    log('containerd is not answering; retrying');
-    return;
-  }
-  for (const [uid, { pod }] of running) {
-    if (want.has(uid)) continue;
-    log(`manifest ${pod.file} removed: stopping ${pod.name}`);
-    await exec('sh', [POD_SH, 'rm', uid, pod.container]);
-    running.delete(uid);
-  }
+  const rt = await getRuntime();
+  const sandboxes = await rt.cri.listPodSandbox();
+  const containers = await rt.cri.listContainers();
+  const running = new Set(containers.filter((c) => c.state === 'CONTAINER_RUNNING').map((c) => `${c.podSandboxId}/${c.metadata?.name}`));
   for (const pod of want.values()) {
-    const [sid, cid] = await ids(pod);
-    const have = [t.get(sid), t.get(cid)];
-    if (have.every((x) => x && x.status === 'RUNNING' && alive(x.pid))) {
-      running.set(pod.uid, { pod, pids: have.map((x) => x!.pid) });
-      continue;
-    }
-    if (!have[0] && !have[1]) {
-      const containers = await exec('ctr', ['-n', 'k8s.io', 'container', 'ls', '-q']);
-      if (containers.out.split('\n').includes(cid)) {
-        await exec('sh', [POD_SH, 'rm', pod.uid, pod.container]); // stale containers from an earlier run
-      }
-      log(`starting static pod ${pod.name} (${pod.file})`);
-      const r = await exec('sh', [POD_SH, 'run', pod.name, pod.namespace, pod.uid, 'host', pod.container, ...pod.command]);
-      if (!r.ok) log(`could not start ${pod.name}: ${r.out}`);
-    } else {
-      // The sandbox or the container died under us: restart it, as the kubelet does.
-      for (const [id, x] of [[sid, have[0]], [cid, have[1]]] as const) {
-        if (x && x.status === 'RUNNING' && alive(x.pid)) continue;
-        log(`restarting ${id === sid ? 'sandbox' : 'container'} of ${pod.name}`);
-        await exec('ctr', ['-n', 'k8s.io', 'task', 'rm', '-f', id]);
-        const r = await exec('ctr', ['-n', 'k8s.io', 'task', 'start', '-d', id]);
-        if (!r.ok) log(`could not restart ${id}: ${r.out}`);
-      }
-    }
-    mkdirSync(`/var/lib/kubelet/pods/${pod.uid}/containers/${pod.container}`, { recursive: true });
-    const after = await tasks();
-    const pids = [after?.get(sid)?.pid ?? 0, after?.get(cid)?.pid ?? 0];
-    running.set(pod.uid, { pod, pids });
+    const ready = sandboxes.find((s) => s.labels['io.kubernetes.pod.uid'] === pod.uid && s.state === 'SANDBOX_READY');
+    if (ready && pod.containers.every((c) => running.has(`${ready.id}/${c.name}`))) continue;
+    const did = await rt.sync(pod).catch((e: unknown) => `could not start ${pod.name}: ${(e as Error).message}`);
+    if (did) log(did);
+  }
+  const stale = new Set(
+    sandboxes.filter((s) => s.annotations['kubernetes.io/config.source'] === 'file' && !want.has(s.labels['io.kubernetes.pod.uid'] ?? '')).map((s) => s.labels['io.kubernetes.pod.uid'] ?? ''),
+  );
+  for (const uid of stale) {
+    log(`manifest of static pod ${uid} removed: stopping it`);
+    await rt.stop(uid);
   }
 }
 
-createServer((_, res) => {
-  res.writeHead(401).end('Unauthorized');
-}).listen(10250, '0.0.0.0');
-createServer((req, res) => {
-  res.writeHead(req.url === '/healthz' ? 200 : 404).end(req.url === '/healthz' ? 'ok' : '');
-}).listen(10248, '127.0.0.1');
+/** `run-pod NAME NAMESPACE CONTAINER [--host-network] [--host-port PORT] [--memory-volume NAME:PATH] [--label K=V] -- CMD...` */
+async function runPod(args: string[]): Promise<void> {
+  const dash = args.indexOf('--');
+  const [name, namespace, container, ...flags] = dash < 0 ? args : args.slice(0, dash);
+  const command = dash < 0 ? ['/bin/sleep', '2147483647'] : args.slice(dash + 1);
+  if (!name || !namespace || !container) throw new Error('usage: run-pod NAME NAMESPACE CONTAINER [--host-network] [--host-port PORT] [--memory-volume NAME:PATH] [--label K=V] -- CMD...');
+  const opt = (f: string) => flags.flatMap((x, i) => (x === f && flags[i + 1] ? [flags[i + 1] as string] : []));
+  const volumes = opt('--memory-volume').map((v) => v.split(':') as [string, string]);
+  const hostPorts = opt('--host-port').map(Number);
+  const pod: PodToRun = {
+    uid: randomUUID(),
+    name,
+    namespace,
+    hostNetwork: flags.includes('--host-network'),
+    labels: Object.fromEntries(opt('--label').map((l) => l.split('=', 2) as [string, string])),
+    annotations: { 'kubernetes.io/config.source': 'api', 'kubernetes.io/config.seen': new Date().toISOString() },
+    volumes: volumes.map(([n]) => ({ name: n, emptyDir: { medium: 'Memory' } })),
+    containers: [
+      {
+        name: container,
+        image: 'registry.k8s.io/busybox:sandbox',
+        command,
+        ports: hostPorts.map((p) => ({ containerPort: p, hostPort: p })),
+        volumeMounts: volumes.map(([n, path]) => ({ name: n, mountPath: path })),
+      },
+    ],
+  };
+  const rt = await PodRuntime.connect();
+  try {
+    await rt.ensureQosTree();
+    const s = await rt.start(pod);
+    // What the scenarios read: uid, sandbox id, netns name (or "host"), pod IP (or "-").
+    process.stdout.write(`${pod.uid} ${s.sandboxId} ${s.netns ? s.netns.slice(s.netns.lastIndexOf('/') + 1) : 'host'} ${s.podIP ?? '-'}\n`);
+  } finally {
+    await rt.close();
+  }
+}
 
-let busy = false;
-setInterval(() => {
-  if (busy) return;
-  busy = true;
-  reconcile()
-    .catch((e) => log(`reconcile failed: ${(e as Error).message}`))
-    .finally(() => (busy = false));
-}, TICK_MS);
-log(`watching ${MANIFESTS} on ${NODE}`);
+function serve(): void {
+  process.title = 'kubelet'; // seen as the kubelet by ps, pgrep -x and /proc/PID/comm, like the real one
+  createServer((_, res) => {
+    res.writeHead(401).end('Unauthorized');
+  }).listen(10250, '0.0.0.0');
+  createServer((req, res) => {
+    res.writeHead(req.url === '/healthz' ? 200 : 404).end(req.url === '/healthz' ? 'ok' : '');
+  }).listen(10248, '127.0.0.1');
 
-const args = process.argv.slice(2);
-const flag = args.findIndex((a) => a === '--kubeconfig' || a.startsWith('--kubeconfig='));
-const kubeconfig = flag < 0 ? undefined : (args[flag] as string).includes('=') ? (args[flag] as string).slice('--kubeconfig='.length) : args[flag + 1];
-if (kubeconfig) {
-  joinCluster({ node: NODE, kubeconfig, podSh: POD_SH, log, staticPods: () => [...desired().values()] });
+  let busy = false;
+  let down = false;
+  setInterval(() => {
+    if (busy) return;
+    busy = true;
+    reconcile()
+      .then(() => {
+        if (down) log('container runtime is answering again');
+        down = false;
+      })
+      .catch((e: unknown) => {
+        // containerd stopped or restarted: a new connection next time.
+        dropRuntime();
+        if (!down) log(`container runtime: ${(e as Error).message}; retrying`);
+        down = true;
+      })
+      .finally(() => (busy = false));
+  }, TICK_MS);
+  log(`watching ${MANIFESTS} on ${NODE}`);
+
+  const args = process.argv.slice(2);
+  const flag = args.findIndex((a) => a === '--kubeconfig' || a.startsWith('--kubeconfig='));
+  const kubeconfig = flag < 0 ? undefined : (args[flag] as string).includes('=') ? (args[flag] as string).slice('--kubeconfig='.length) : args[flag + 1];
+  if (kubeconfig) joinCluster({ node: NODE, kubeconfig, log, staticPods: () => [...desired().values()] });
+}
+
+if (process.argv[2] === 'run-pod') {
+  runPod(process.argv.slice(3)).catch((e: unknown) => {
+    process.stderr.write(`run-pod: ${(e as Error).message}\n`);
+    process.exit(1);
+  });
+} else {
+  serve();
 }

@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BRIDGE, CGROUP, CGROUP_ROOT, PREFIX_LEN } from './layout.js';
+import { PAUSE_IMAGE } from './image.js';
 import { run, runOk, type RunResult } from '../util/run.js';
 
 /** decom's own folder: bound read-only into every node (the kubelet stand-in runs from it). */
@@ -104,10 +105,16 @@ function writeRootfs(spec: NodeSpec, hostKey: string): void {
       '',
     ].join('\n'),
   );
-  // Debian's config plus one knob. containerd re-checks whether its metadata GC is due
-  // every (last GC time / pause_threshold), i.e. every ~30 ms at the default 0.02: harmless
-  // on one machine, but 50 nodes sharing two cores then spend ~0.3 core just waking up.
-  // Deletions are still collected, about a second later instead of ~30 ms.
+  // containerd with its CRI plugin as a kubeadm or kubespray node configures it, plus
+  // what a node of this sandbox needs (DESIGN §5):
+  // - sandbox_image: the locally built pause image (nothing is pulled);
+  // - restrict_oom_score_adj: the nodes lack CAP_SYS_RESOURCE, and runc cannot lower the
+  //   pause container's oom_score_adj without it (every RunPodSandbox would fail);
+  // - the CNI plugins where Debian puts them; the pod network's conflist in /etc/cni/net.d;
+  // - the kubelet's cgroup driver: systemd on systemd nodes (SystemdCgroup), cgroupfs otherwise;
+  // - the metadata GC's pause_threshold: containerd re-checks whether its GC is due every
+  //   (last GC time / pause_threshold), ~30 ms at the default 0.02; 50 nodes on two cores
+  //   then spend ~0.3 core waking up. Deletions are collected ~1 s later instead.
   put(
     'etc/containerd/config.toml',
     [
@@ -115,9 +122,15 @@ function writeRootfs(spec: NodeSpec, hostKey: string): void {
       '',
       '[plugins]',
       '  [plugins."io.containerd.grpc.v1.cri"]',
+      `    sandbox_image = "${PAUSE_IMAGE}"`,
+      '    restrict_oom_score_adj = true',
       '    [plugins."io.containerd.grpc.v1.cri".cni]',
       '      bin_dir = "/usr/lib/cni"',
       '      conf_dir = "/etc/cni/net.d"',
+      '    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]',
+      '      runtime_type = "io.containerd.runc.v2"',
+      '      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]',
+      `        SystemdCgroup = ${spec.init === 'systemd'}`,
       '  [plugins."io.containerd.internal.v1.opt"]',
       '    path = "/var/lib/containerd/opt"',
       '  [plugins."io.containerd.gc.v1.scheduler"]',

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import type { Step } from '../engine/step.js';
 import { backup } from './backup.js';
+import { cgroups } from './cgroups.js';
 import { deleteNode, drain, etcdMember, volumes } from './cluster.js';
 import { files } from './files.js';
 import { firewall } from './firewall.js';
@@ -18,7 +19,7 @@ import { trust } from './trust.js';
 import { verify } from './verify.js';
 
 export const STEPS: Record<string, Step> = Object.fromEntries(
-  [drain, volumes, etcdMember, backup, staticPods, kubelet, containers, processes, etcd, ports, mounts, links, routes, netns, firewall, trust, files, installed, images, verify, deleteNode].map((s) => [s.name, s]),
+  [drain, volumes, etcdMember, backup, staticPods, kubelet, containers, processes, cgroups, etcd, ports, mounts, links, routes, netns, firewall, trust, files, installed, images, verify, deleteNode].map((s) => [s.name, s]),
 );
 
 /** A playbook's `shell:` step: runs when its `check:` says there is work (always, without one); owns no residue. */

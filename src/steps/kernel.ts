@@ -84,7 +84,8 @@ export const routes: Step = {
     return cniRoutes(s).map((r) => ({
       what: `delete route ${r.spec}${r.via ? ` via ${r.via}` : ''}`,
       // The protocol is part of the match: a user's route to the same prefix is never hit.
-      script: `ip${r.family === 6 ? ' -6' : ''} route del ${r.spec.split(' ').map(q).join(' ')}`,
+      // Gone already (its link went with the links step) is done: the kernel says ESRCH.
+      script: `out=$(ip${r.family === 6 ? ' -6' : ''} route del ${r.spec.split(' ').map(q).join(' ')} 2>&1) || case $out in *'No such process'*) ;; *) printf '%s\\n' "$out"; exit 1 ;; esac`,
     }));
   },
   after: (s) => {
@@ -100,7 +101,8 @@ export const netns: Step = {
   owns: (f) => f.kind === 'netns' || (f.kind === 'mount' && NETNS_MOUNT.test(f.subject)),
   views: ['netns', 'mounts'],
   plan(s) {
-    return s.netns.filter((n) => n.startsWith('cni-')).map((n) => ({ what: `delete network namespace ${n}`, script: `ip netns delete ${q(n)}` }));
+    // A namespace the runtime's CNI DEL removed since the plan was made is done.
+    return s.netns.filter((n) => n.startsWith('cni-')).map((n) => ({ what: `delete network namespace ${n}`, script: `[ -e /run/netns/${q(n)} ] || exit 0; ip netns delete ${q(n)}` }));
   },
   after(s) {
     const gone = s.netns.filter((n) => n.startsWith('cni-'));

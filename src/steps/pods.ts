@@ -5,9 +5,10 @@
  */
 import { z } from 'zod';
 import type { Container, NodeState } from '../probes/index.js';
-import { K8S_TASKS, killProcesses, removeContainers, removePaths } from '../engine/model.js';
+import { K8S_TASKS, killProcesses, removeContainers, removePaths, stopSandboxes } from '../engine/model.js';
 import type { Action, Step } from '../engine/step.js';
 import { dockerRemove } from './docker.js';
+import { criTeardown } from './cri.js';
 import { findings } from '../verify/rules.js';
 import { etcdInterlock } from './services.js';
 import { q, stopProcsScript, systemdNode } from '../engine/sh.js';
@@ -61,44 +62,51 @@ export const staticPods: Step = {
 };
 
 /**
- * containerd's k8s.io containers through crictl when the node has it, else ctr; a
- * stopped containerd is started for the removal and stopped again (it keeps its
- * records, and a later start would show them). Docker's k8s_* containers by id.
+ * containerd's k8s.io pods through crictl when the node has it (its command lines
+ * in the journal are what an SRE can run again by hand), else through the CRI
+ * itself over the host's connection (cri.ts), ctr only for what the CRI does not
+ * know. Either way StopPodSandbox runs the CNI DEL: the pod network is released by
+ * its owner, and the steps after this one plan on a fresh look at it. Docker's
+ * k8s_* containers by id, through the Docker API.
  */
 export const containers: Step = {
   name: 'containers',
   description: "remove Kubernetes' pod sandboxes and containers through their runtime (never another namespace's or a non-k8s_ Docker container)",
   params: z.object({}),
   owns: (f) => f.kind === 'pod-sandbox' || f.kind === 'container',
-  views: ['containers', 'processes', 'sockets', 'mounts'],
+  // What the CNI DEL of a stopped sandbox changes is looked at again, for the steps after this one.
+  views: ['containers', 'processes', 'sockets', 'mounts', 'netns', 'links', 'cni-firewall'],
   plan(s) {
     const actions: Action[] = [];
     const cd = s.containers.filter((c) => c.runtime === 'containerd');
     const containerdUp = [...s.processes.values()].some((p) => p.name === 'containerd');
     // IDs come from the node: after `--`, none can pass for an option.
     const ids = (cs: Container[]) => `-- ${cs.map((c) => q(c.id)).join(' ')}`;
+    const named = (cs: Container[]) => cs.map((c) => `${c.id.slice(0, 13)} (${c.pod ?? c.kind})`).join(', ');
     if (cd.length && s.tools.has('crictl') && containerdUp) {
       const pods = cd.filter((x) => x.kind === 'sandbox');
-      const rest = cd.filter((x) => x.kind !== 'sandbox');
+      // Removing a sandbox removes its containers: crictl would fail on them (NotFound).
+      const removed = new Set(pods.map((p) => p.id));
+      const rest = cd.filter((x) => x.kind !== 'sandbox' && !(x.sandboxId && removed.has(x.sandboxId)));
       if (pods.length) {
-        // stopp runs the CNI's DEL (the pod's IP, veth and netns go); rmp removes the sandbox and its containers.
-        actions.push({ what: `stop and remove ${pods.length} pod sandbox${pods.length === 1 ? '' : 'es'} with crictl: ${pods.map((c) => `${c.id.slice(0, 13)} (${c.pod ?? 'pod unknown'})`).join(', ')}`, script: `crictl stopp ${ids(pods)}; crictl rmp -f ${ids(pods)}` });
+        actions.push({ what: `stop and remove ${pods.length} pod sandbox${pods.length === 1 ? '' : 'es'} with crictl: ${named(pods)}`, script: `crictl stopp ${ids(pods)}; crictl rmp -f ${ids(pods)}` });
       }
       if (rest.length) actions.push({ what: `remove ${rest.length} container${rest.length === 1 ? '' : 's'} left with crictl`, script: `crictl rm -f ${ids(rest)}` });
     } else if (cd.length) {
-      // Started by us, stopped by us: on init-less nodes by the PID we started.
-      const start = systemdNode(s.pid1) ? 'systemctl start containerd' : 'setsid containerd </dev/null >>/var/log/containerd.log 2>&1 & STARTED=$!';
-      const stop = systemdNode(s.pid1) ? 'systemctl stop containerd' : 'kill "$STARTED"';
+      // Started by us, stopped by us (and waited for): on init-less nodes by the PID we started.
+      const pidFile = '/run/decom-containerd.pid';
+      const bracket = containerdUp
+        ? undefined
+        : systemdNode(s.pid1)
+          ? { start: 'systemctl start containerd', stop: 'systemctl stop containerd' }
+          : {
+              start: `setsid containerd </dev/null >>/var/log/containerd.log 2>&1 & echo $! > ${pidFile}`,
+              stop: `p=$(cat ${pidFile}) && rm -f ${pidFile} && kill "$p" && n=100 && while kill -0 "$p" 2>/dev/null && [ $n -gt 0 ]; do n=$((n - 1)); sleep 0.1; done; ! kill -0 "$p" 2>/dev/null`,
+            };
       actions.push({
-        what: `remove ${cd.length} containerd k8s.io container${cd.length === 1 ? '' : 's'} with ctr${containerdUp ? '' : ' (containerd is stopped: started for this, then stopped again)'}: ${cd.map((c) => `${c.id.slice(0, 13)} (${c.pod ?? c.kind})`).join(', ')}`,
-        script: [
-          'rc=0',
-          containerdUp ? '' : `${start}\nn=100; until ctr version >/dev/null 2>&1; do n=$((n - 1)); [ $n -gt 0 ] || { echo "containerd did not start"; exit 1; }; sleep 0.1; done`,
-          // Two ctr calls for all of them (each ctr costs a Go start-up): `task rm -f` kills and deletes.
-          `ctr -n k8s.io task rm -f ${ids(cd)} >/dev/null 2>&1; ctr -n k8s.io container rm ${ids(cd)} || rc=1`,
-          containerdUp ? '' : stop,
-          'exit $rc',
-        ].filter(Boolean).join('\n'),
+        what: `stop and remove the pods of containerd's k8s.io namespace through its CRI${containerdUp ? '' : ' (containerd is stopped: started for this, then stopped again)'}, ctr for containers the CRI does not know: ${named(cd)}`,
+        script: `(CRI over the SSH connection, ${'/run/containerd/containerd.sock'}) StopPodSandbox and RemovePodSandbox of every sandbox, RemoveContainer of what is left; then ctr -n k8s.io task rm -f / container rm of the containers the CRI does not know`,
+        client: (node) => criTeardown(node, bracket),
       });
     }
     const dk = s.containers.filter((c) => c.runtime === 'docker');
@@ -111,7 +119,8 @@ export const containers: Step = {
     }
     return actions;
   },
-  after: (s) => removeContainers(s, () => true),
+  // The runtime's teardown of its sandboxes takes their pod networks with them (CNI DEL).
+  after: (s) => removeContainers(stopSandboxes(s, s.containers.filter((c) => c.runtime === 'containerd' && c.kind === 'sandbox')), () => true),
   timeoutSec: () => 120,
 };
 

@@ -50,3 +50,16 @@ export async function runOk(
 
 /** Quotes one word for POSIX sh (dash): single quotes, no bash-only $'…'. */
 export const shQuote = (s: string): string => `'${s.replaceAll("'", `'\\''`)}'`;
+
+/**
+ * `COMMAND <<'TAG'` with `text` as its stdin, for a script that travels on stdin
+ * itself (megabytes do not fit in an argument). Quoted: nothing in it is expanded. The
+ * tag is made longer until no line of the text is the tag. A text not ending in a
+ * newline gets one (the here-document's last line needs it).
+ */
+export function hereDocument(command: string, text: string, tag = 'DECOM_EOF'): string {
+  const lines = new Set(text.split('\n'));
+  let eof = tag;
+  for (let i = 1; lines.has(eof); i++) eof = `${tag}_${i}`;
+  return `${command} <<'${eof}'\n${text}${text.endsWith('\n') || text === '' ? '' : '\n'}${eof}`;
+}

@@ -4,7 +4,7 @@
  * they must never report what is not Kubernetes' (another app's netns, chains,
  * containers, mounts, files) and never miss what is.
  */
-import type { NodeState, Proc } from '../probes/state.js';
+import type { KubeCgroup, NodeState, Proc } from '../probes/state.js';
 import { CA_BUNDLE, type StatePathKind } from '../probes/script.js';
 
 /** The stable vocabulary of finding kinds (documented in the README). */
@@ -18,6 +18,7 @@ export const KINDS = [
   'container',
   'shim-process',
   'orphan-container-process',
+  'pod-cgroup',
   'listening-port',
   'mount',
   'netns',
@@ -248,6 +249,23 @@ const INSTALLED_WHAT: Record<'installed-binary' | 'installed-unit' | 'installed-
   'installed-config': 'configuration of a Kubernetes tool (no package owns it)',
 };
 
+/**
+ * A cgroup of the kubelet's tree in words: its level, the hierarchies it is in (all, or
+ * which: one can linger in a single hierarchy) and the processes in it (rmdir needs it empty).
+ */
+function cgroupDetail(s: NodeState, c: KubeCgroup): string {
+  const what =
+    c.level === 'root' ? "the kubelet's cgroup root"
+    : c.level === 'qos' ? `the kubelet's QoS cgroup ${c.path.slice(c.path.lastIndexOf('/') + 1)}`
+    : c.level === 'pod' ? `cgroup of pod ${c.uid}`
+    : `container cgroup of pod ${c.uid}`;
+  const all = s.cgroups.hierarchies.length;
+  const name = (h: string) => (h === '/sys/fs/cgroup' ? h : h.slice(h.lastIndexOf('/') + 1));
+  const where = c.hierarchies.length >= all ? `in all ${all} hierarchies` : `in ${c.hierarchies.map(name).join(', ')} only (of ${all} hierarchies)`;
+  const pids = [...s.k8sCgroups].filter(([, path]) => path === c.path).map(([pid]) => `${pid} ${s.processes.get(pid)?.name ?? '?'}`);
+  return `${what}, ${where}${pids.length ? `; processes in it: ${pids.slice(0, 3).join(', ')}${pids.length > 3 ? ` (+${pids.length - 3})` : ''}` : ''}`;
+}
+
 export function findings(s: NodeState): Finding[] {
   const out: Finding[] = [];
   const add = (kind: Kind, subject: string, detail: string) => out.push({ kind, subject, detail });
@@ -296,6 +314,9 @@ export function findings(s: NodeState): Finding[] {
     if (!p || SHIM.test(p.name) || shimOf(p, procs)) continue;
     add('orphan-container-process', String(pid), `${p.name} in ${cgroup}, no shim above it (parent ${p.ppid})`);
   }
+
+  // The kubelet's cgroup tree, every level: a rejoining kubelet (and cAdvisor) finds the old pods' cgroups.
+  for (const c of s.cgroups.kube) add('pod-cgroup', c.path, cgroupDetail(s, c));
 
   for (const l of s.listeners) {
     if (!KUBERNETES_PORTS.has(l.port)) continue;

@@ -29,6 +29,9 @@ export function leftovers(node: string): string[] {
   add('manifest', lines(f.manifests));
   add('file', lines(f.files).filter((p) => !p.startsWith('/etc/app/') && !p.startsWith('/etc/systemd/')));
   add('lease', lines(f.leases));
+  add('CNI result cache', lines(f.cniResults));
+  add('pod cgroup', lines(f.podCgroups));
+  add('kubepods slice', lines(f.slices));
   add('trusted cluster CA', lines(f.bundleTrustsCluster));
   add('pod dir', lines(f.podDirs));
   add('CNI route', lines(f.cniRoutes));

@@ -4,8 +4,7 @@ import_image
 svc_start docker
 n=100; until docker info >/dev/null 2>&1; do n=$((n - 1)); [ $n -gt 0 ] || { echo "dockerd did not start" >&2; exit 1; }; sleep 0.1; done
 docker load -i /var/lib/decom-sandbox/busybox.tar >/dev/null
-# The pod sandboxes' pause image, a reference only Kubernetes uses; and an image of the user's, unused.
-docker tag "$IMAGE" registry.k8s.io/pause:3.9
+# The pod sandboxes' pause image (in the loaded archive), a reference only Kubernetes uses; and an image of the user's, unused.
 t=$(mktemp -d); echo tools > "$t/README"; tar -c -C "$t" . | docker import - app/tools:1 >/dev/null; rm -rf "$t"
 # cri-dockerd creates containers by image ID, not by the reference the kubelet pulled.
 PAUSE_ID=$(docker image inspect -f '{{.Id}}' registry.k8s.io/pause:3.9)

@@ -1,6 +1,7 @@
 # What kubespray's remove-node.yml / reset leaves (kubespray#11627): the kubelet and
 # its static pods still running in containerd, DaemonSet pods, pods on the pod
-# network with their netns, veths and volume mounts, CNI links, KUBE-* rules in
+# network (one with a hostPort) with their netns, veths, leases, CNI chains and
+# volume mounts, Calico's traces of a pod, CNI links, KUBE-* rules in
 # both iptables backends, kube-proxy's nftables tables, ipsets, Calico's BIRD routes,
 # Cilium's pinned maps, every file, and what kubespray installed (the purge tier).
 import_image
@@ -9,9 +10,10 @@ if has_role control-plane; then control_plane_static_pods; else static_pod nginx
 svc_start kubelet
 host_pod "kube-proxy-$(hex 5)" kube-system kube-proxy /bin/sh -c "httpd -p 127.0.0.1:10249 && exec httpd -f -p 10256" >/dev/null
 host_pod "calico-node-$(hex 5)" kube-system calico-node /bin/httpd -f -p 127.0.0.1:9099 >/dev/null
-set -- $(net_pod flannel "coredns-$(hex 10)-$(hex 5)" kube-system coredns live /bin/httpd -f -p 53)
+set -- $(run_pod "coredns-$(hex 10)-$(hex 5)" kube-system coredns --memory-volume cache:/cache -- /bin/httpd -f -p 53)
 pod_volumes "$1"
-net_pod calico "web-$(hex 10)-$(hex 5)" default web live /bin/httpd -f -p 8080 >/dev/null
+run_pod "web-$(hex 10)-$(hex 5)" default web --host-port 18080 -- /bin/httpd -f -p 18080 >/dev/null
+calico_pod_traces >/dev/null
 cni_links
 kube_iptables
 kube_nftables

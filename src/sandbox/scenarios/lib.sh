@@ -1,13 +1,16 @@
 # Building blocks of the sandbox scenarios. Sourced (with one scenario file after
 # it) into a shell that runs inside a node, in all of the node's namespaces.
 # Every object is real: netns, links, mounts, iptables rules in both backends,
-# containerd tasks, listening sockets. DESIGN §3 B is the catalogue.
+# containerd tasks, listening sockets. DESIGN §3 B is the catalogue. Pods run
+# through containerd's CRI (the kubelet stand-in's code), and their networks are
+# made by the real CNI plugins containerd calls; what no component here can make
+# (Calico's and Cilium's traces, CSI and projected volumes, kube-proxy's rules) is
+# planted by hand, as those components leave it (README: Fidelity).
 #
 # Environment: NODE_NAME NODE_ADDR NODE_INDEX ROLES INIT REAL_ETCD PROJECT_DIR
 # stdin: the busybox image tar (docker-archive + OCI layout)
 set -eu
 
-POD_SH=$PROJECT_DIR/dist/sandbox/pod.sh
 KUBELET_JS=$PROJECT_DIR/dist/sandbox/kubelet.js
 IMAGE=registry.k8s.io/busybox:sandbox
 PIDS=/run/decom-sandbox
@@ -97,64 +100,81 @@ static_pod() { # name container-cmd...: a manifest the kubelet (stand-in) runs
   } > "/etc/kubernetes/manifests/$name.yaml"
 }
 
-host_pod() { # pod-name namespace container cmd...: a hostNetwork pod (DaemonSet-style)
+# A pod the kubelet ran while it was a cluster member, through CRI (kubelet.js run-pod):
+# prints "uid sandbox-id netns pod-ip" (netns "host" and pod-ip "-" on the host network).
+# containerd loads the CNI config a moment after it is written: retried until then.
+run_pod() { # pod-name namespace container [--host-network] [--host-port P] [--memory-volume N:PATH] -- cmd...
+  n=50
+  until out=$(node "$KUBELET_JS" run-pod "$@" 2>&1); do
+    n=$((n - 1))
+    case $out in *"cni plugin not initialized"*|*"cni config"*) [ "$n" -gt 0 ] && { sleep 0.2; continue; } ;; esac
+    echo "$out" >&2; return 1
+  done
+  printf '%s\n' "$out"
+}
+
+host_pod() { # pod-name namespace container cmd...: a hostNetwork pod (DaemonSet-style); prints its uid
   pod=$1 ns=$2 c=$3; shift 3
-  uid=$(uuid)
-  sh "$POD_SH" run "$pod" "$ns" "$uid" host "$c" "$@" >/dev/null
-  echo "$uid"
+  run_pod "$pod" "$ns" "$c" --host-network -- "$@" | cut -d' ' -f1
 }
 
-cni_bridge() { # cni0 as flannel's bridge plugin makes it
-  ip link show cni0 >/dev/null 2>&1 && return 0
-  ip link add cni0 type bridge
-  ip addr add "10.244.$NODE_INDEX.1/24" dev cni0
-  ip link set cni0 up
+# The pod network's config, as a flannel node carries it once flannel's delegate is
+# resolved: the bridge plugin on cni0 (gateway, masquerade), host-local IPAM on the
+# node's podCIDR, portmap for hostPorts. containerd calls them from /usr/lib/cni.
+cni_config() {
+  mkdir -p /etc/cni/net.d
+  cat > /etc/cni/net.d/10-containerd-net.conflist <<EOF
+{"cniVersion":"0.4.0","name":"cbr0","plugins":[
+ {"type":"bridge","bridge":"cni0","isGateway":true,"ipMasq":true,"hairpinMode":true,
+  "ipam":{"type":"host-local","ranges":[[{"subnet":"10.244.$NODE_INDEX.0/24"}]],"routes":[{"dst":"0.0.0.0/0"}]}},
+ {"type":"portmap","capabilities":{"portMappings":true}}]}
+EOF
 }
 
-# A pod on the pod network: cni-<uuid> netns, a veth pair (host end on cni0 for
-# flannel, a cali* /32 route for calico), a host-local IPAM lease, then the pod.
-# Prints "uid sandbox-id netns". With "dead" no pod is started: what a
-# force-deleted pod leaves once its sandbox is gone.
-net_pod() { # flannel|calico pod-name namespace container live|dead cmd...
-  flavor=$1 pod=$2 ns=$3 c=$4 life=$5; shift 5
-  uid=$(uuid)
+# Calico's traces of a pod, planted by hand (there is no Calico CNI plugin here): its
+# cni-* netns, the cali* host veth and the pod's /32 route. Calico's IPAM keeps no
+# host-local lease. Prints the netns.
+calico_pod_traces() {
   netns=cni-$(uuid)
   ip netns add "$netns"
-  leases=$(ls /var/lib/cni/networks/cbr0 2>/dev/null | grep -c '^10\.' || true)
-  octet=$((leases + 2))
-  podip=10.244.$NODE_INDEX.$octet
-  if [ "$flavor" = flannel ]; then
-    cni_bridge
-    host_if=veth$(hex 8)
-    ip link add "$host_if" type veth peer name eth0 netns "$netns"
-    ip link set "$host_if" master cni0 up
-    ip -n "$netns" addr add "$podip/24" dev eth0
-  else
-    host_if=cali$(hex 11)
-    ip link add "$host_if" type veth peer name eth0 netns "$netns"
-    ip link set "$host_if" up
-    ip -n "$netns" addr add "$podip/32" dev eth0
-    ip route add "$podip/32" dev "$host_if"
-  fi
+  podip=10.233.$((64 + NODE_INDEX)).$((2 + $(ip -o link show | grep -c ' cali' || true)))
+  host_if=cali$(hex 11)
+  ip link add "$host_if" type veth peer name eth0 netns "$netns"
+  ip link set "$host_if" up
+  ip -n "$netns" addr add "$podip/32" dev eth0
   ip -n "$netns" link set lo up
   ip -n "$netns" link set eth0 up
-  sid=$(sh "$POD_SH" ids "$uid" "$c" | cut -d' ' -f1)
-  mkdir -p /var/lib/cni/networks/cbr0
-  printf '%s\neth0' "$sid" > "/var/lib/cni/networks/cbr0/$podip"
-  echo "$podip" > /var/lib/cni/networks/cbr0/last_reserved_ip.0
-  : > /var/lib/cni/networks/cbr0/lock
-  if [ "$life" = live ]; then sh "$POD_SH" run "$pod" "$ns" "$uid" "/run/netns/$netns" "$c" "$@" >/dev/null; fi
-  echo "$uid $sid $netns"
+  ip route add "$podip/32" dev "$host_if"
+  echo "$netns"
 }
 
-# Volumes as the kubelet mounts them: a memory-backed emptyDir and a projected
-# service-account token (tmpfs each), and a CSI volume: the driver's globalmount
-# (staged) bound into the pod dir (published), with data that must survive.
+# What a runtime that lost its state leaves (a crash, then a reinstall or a failed
+# upgrade that wiped /var/lib/containerd and /run/containerd): the kubelet stopped,
+# containerd killed with its shims and every pod process (no CNI DEL ran), its mounts
+# gone with the wipe, then containerd started again knowing nothing. Netns, veths,
+# leases, CNI chains, pod dirs with their volume mounts and pod cgroups stay.
+lose_runtime_state() {
+  svc_stop kubelet
+  for p in $(grep -l -E ':/(kubepods|k8s\.io)' /proc/[0-9]*/cgroup 2>/dev/null | cut -d/ -f3) $(pgrep -f '^/usr/bin/containerd-shim') $(pgrep -x containerd); do
+    kill -9 "$p" 2>/dev/null || true
+  done
+  if [ "$INIT" = systemd ]; then systemctl kill -s KILL containerd >/dev/null 2>&1; systemctl stop containerd >/dev/null 2>&1; fi
+  sleep 0.3
+  grep -E ' /run/containerd/' /proc/self/mountinfo | cut -d' ' -f5 | sort -r | while read -r m; do umount "$m"; done
+  rm -rf /var/lib/containerd/* /run/containerd/*
+  rm -f "$PIDS/containerd.pid"
+  svc_start containerd
+  wait_containerd
+  for ns in k8s.io default; do ctr -n "$ns" image import /var/lib/decom-sandbox/busybox.tar >/dev/null; done
+}
+
+# Volumes the kubelet and a CSI driver mount, planted by hand beside a pod's own
+# (its memory emptyDir is the kubelet's: run_pod --memory-volume): a disk emptyDir,
+# a projected service-account token (tmpfs), and a CSI volume: the driver's
+# globalmount (staged) bound into the pod dir (published), with data that must survive.
 pod_volumes() { # uid
   d=/var/lib/kubelet/pods/$1
-  mkdir -p "$d/containers" "$d/plugins" "$d/volumes/kubernetes.io~empty-dir/cache" "$d/volumes/kubernetes.io~empty-dir/scratch"
-  mount -t tmpfs -o size=16m tmpfs "$d/volumes/kubernetes.io~empty-dir/cache"
-  echo "cached" > "$d/volumes/kubernetes.io~empty-dir/cache/data"
+  mkdir -p "$d/containers" "$d/plugins" "$d/volumes/kubernetes.io~empty-dir/scratch"
   tok=$d/volumes/kubernetes.io~projected/kube-api-access-$(hex 5)
   mkdir -p "$tok"
   mount -t tmpfs -o size=1m tmpfs "$tok"
@@ -201,8 +221,10 @@ kube_iptables() {
     "$ipt" -w -t filter -A FORWARD -m comment --comment "kubernetes forwarding rules" -j KUBE-FORWARD
     "$ipt" -w -t filter -A KUBE-FORWARD -m comment --comment "kubernetes forwarding rules" -m mark --mark 0x4000/0x4000 -j ACCEPT
     "$ipt" -w -t mangle -N KUBE-KUBELET-CANARY
-    "$ipt" -w -t nat -N CNI-HOSTPORT-DNAT
-    "$ipt" -w -t nat -A PREROUTING -m addrtype --dst-type LOCAL -j CNI-HOSTPORT-DNAT
+    if [ "$ipt" = iptables-legacy ]; then  # an older portmap's, from before the switch to nft (the nft one is portmap's own)
+      "$ipt" -w -t nat -N CNI-HOSTPORT-DNAT
+      "$ipt" -w -t nat -A PREROUTING -m addrtype --dst-type LOCAL -j CNI-HOSTPORT-DNAT
+    fi
     "$ipt" -w -t filter -N FLANNEL-FWD
     "$ipt" -w -t filter -A FLANNEL-FWD -s 10.244.0.0/16 -m comment --comment "flanneld forward" -j ACCEPT
     "$ipt" -w -t filter -A FORWARD -m comment --comment "flanneld forward" -j FLANNEL-FWD
@@ -299,11 +321,12 @@ EOF
   # kubespray writes its settings to /etc/sysctl.d/99-sysctl.conf: on Debian the OS's link to /etc/sysctl.conf.
   printf 'net.ipv4.ip_forward=1\nnet.bridge.bridge-nf-call-iptables=1\nkernel.panic=10\n' >> /etc/sysctl.d/99-sysctl.conf
   [ -d /run/systemd/system ] && systemctl daemon-reload
-  ctr -n k8s.io images tag "$IMAGE" registry.k8s.io/pause:3.9 >/dev/null
+  return 0
 }
 
 # /etc/kubernetes (kubeconfigs, PKI), kubelet state, CNI config: what reset must back up, then remove.
 kube_files() {
+  user_netns
   mkdir -p /etc/kubernetes/pki /etc/kubernetes/manifests /var/lib/kubelet/pki /etc/cni/net.d /var/lib/cni
   if [ ! -s /etc/kubernetes/pki/ca.crt ]; then
     openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 365 \
@@ -344,14 +367,12 @@ EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 staticPodPath: /etc/kubernetes/manifests
-cgroupDriver: cgroupfs
+cgroupDriver: $([ "$INIT" = systemd ] && echo systemd || echo cgroupfs)
 EOF
   echo 'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/containerd/containerd.sock"' > /var/lib/kubelet/kubeadm-flags.env
   echo '{"policyName":"none","defaultCpuSet":"","checksum":1353318690}' > /var/lib/kubelet/cpu_manager_state
   echo '{"policyName":"None","machineState":{},"checksum":1352335701}' > /var/lib/kubelet/memory_manager_state
-  cat > /etc/cni/net.d/10-flannel.conflist <<'EOF'
-{"name":"cbr0","cniVersion":"0.3.1","plugins":[{"type":"flannel","delegate":{"hairpinMode":true,"isDefaultGateway":true}},{"type":"portmap","capabilities":{"portMappings":true}}]}
-EOF
+  cni_config
   echo '{"kind":"Config","users":[{"name":"calico"}]}' > /etc/cni/net.d/calico-kubeconfig
   mkdir -p /run/flannel
   printf 'FLANNEL_NETWORK=10.244.0.0/16\nFLANNEL_SUBNET=10.244.%s.1/24\nFLANNEL_MTU=1450\n' "$NODE_INDEX" > /run/flannel/subnet.env
@@ -449,10 +470,18 @@ app_iptables() {
   iptables-legacy -w -A INPUT -j APP-LEGACY
 }
 
-not_kubernetes() {
-  ip netns add app-vpn                                # a netns not named cni-*
-  ip link add app-veth0 type veth peer name eth0 netns app-vpn   # the node's own veth
+# A netns not named cni-*, with the node's own veth. Made before any pod: `ip netns add`
+# makes /run/netns a mount point of its own, and the kernel does not carry the nsfs
+# mounts containerd made before that into it (they would be hidden under it).
+user_netns() {
+  [ -e /run/netns/app-vpn ] && return 0
+  ip netns add app-vpn
+  ip link add app-veth0 type veth peer name eth0 netns app-vpn
   ip link set app-veth0 up
+}
+
+not_kubernetes() {
+  user_netns
   app_iptables
   nft add table inet app-filter
   nft add chain inet app-filter input '{ type filter hook input priority 10; policy accept; }'

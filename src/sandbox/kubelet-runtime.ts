@@ -1,0 +1,303 @@
+/**
+ * The kubelet stand-in's pod worker: pods run through containerd's CRI, as the
+ * kubelet runs them (kuberuntime's generatePodSandboxConfig / generateContainerConfig,
+ * Kubernetes 1.32): its metadata, labels and annotations, the pod's log directory,
+ * the pod-level cgroup under the QoS tree of its cgroup driver, hostPorts as port
+ * mappings (the CNI's portmap makes the rules), the pod network made by the CNI
+ * plugins containerd calls. Stopping a pod is StopPodSandbox (the CNI DEL frees its
+ * IP, veth, netns and rules) then RemovePodSandbox, then what the kubelet itself
+ * owns: the pod's volumes and dir, and its cgroup.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, rmdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CriClient, unixDial, type ContainerConfig, type PodSandboxConfig } from '../cri/client.js';
+
+export const CONTAINERD_SOCKET = '/run/containerd/containerd.sock';
+const PODS = '/var/lib/kubelet/pods';
+const CGROUPS = '/sys/fs/cgroup';
+
+export type CgroupDriver = 'cgroupfs' | 'systemd';
+export type Qos = 'guaranteed' | 'burstable' | 'besteffort';
+
+export interface PodToRun {
+  uid: string;
+  name: string;
+  namespace: string;
+  hostNetwork?: boolean;
+  hostPID?: boolean;
+  qos?: Qos;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  containers: {
+    name: string;
+    image: string;
+    command?: string[];
+    args?: string[];
+    env?: { name: string; value?: string }[];
+    ports?: { containerPort: number; hostPort?: number; protocol?: string }[];
+    volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
+  }[];
+  volumes?: { name: string; emptyDir?: { medium?: string } }[];
+}
+
+export interface Started {
+  sandboxId: string;
+  containerIds: string[];
+  /** The pod's IP on the pod network; undefined on the host network. */
+  podIP?: string;
+  /** The network namespace containerd made for it (/var/run/netns/cni-…). */
+  netns?: string;
+}
+
+const sh = (file: string, args: string[]): Promise<{ ok: boolean; out: string }> =>
+  new Promise((resolve) => execFile(file, args, { timeout: 30_000 }, (err, stdout, stderr) => resolve({ ok: !err, out: err ? String(stderr || err.message).trim() : stdout })));
+
+/** The kubelet's KubeletConfiguration value, as kubeadm writes it to /var/lib/kubelet/config.yaml. */
+export function configValue(key: string, fallback: string): string {
+  try {
+    return new RegExp(`^${key}:\\s*(\\S+)\\s*$`, 'm').exec(readFileSync('/var/lib/kubelet/config.yaml', 'utf8'))?.[1] ?? fallback;
+  } catch {
+    return fallback;
+  }
+}
+
+/**
+ * A transient slice, as the kubelet's cgroup manager (libcontainer's systemd driver)
+ * starts its QoS and pod slices over D-Bus: it stays, active, until it is stopped.
+ */
+async function transientSlice(name: string): Promise<void> {
+  const r = await sh('busctl', ['call', 'org.freedesktop.systemd1', '/org/freedesktop/systemd1', 'org.freedesktop.systemd1.Manager', 'StartTransientUnit', 'ssa(sv)a(sa(sv))',
+    name, 'replace', '2', 'Description', 's', `libcontainer container ${name}`, 'DefaultDependencies', 'b', 'false', '0']);
+  // Already there (the kubelet restarted) is fine: systemd says the unit exists.
+  if (!r.ok && !/already exists|already loaded/.test(r.out)) throw new Error(`starting ${name}: ${r.out}`);
+}
+
+/** The v1 hierarchies and the unified one, as the node mounts them (co-mounted ones appear once). */
+const hierarchies = (): string[] =>
+  readdirSync(CGROUPS, { withFileTypes: true })
+    .filter((e) => e.isDirectory() && existsSync(join(CGROUPS, e.name, 'cgroup.procs')))
+    .map((e) => join(CGROUPS, e.name));
+
+export class PodRuntime {
+  private constructor(
+    readonly cri: CriClient,
+    readonly driver: CgroupDriver,
+  ) {}
+
+  static async connect(driver: CgroupDriver = configValue('cgroupDriver', 'cgroupfs') as CgroupDriver): Promise<PodRuntime> {
+    return new PodRuntime(await CriClient.connect(unixDial(CONTAINERD_SOCKET)), driver);
+  }
+
+  close(): Promise<void> {
+    return this.cri.close();
+  }
+
+  /** The pod's cgroup parent as the kubelet's pod container manager names it. */
+  cgroupParent(pod: Pick<PodToRun, 'uid' | 'qos'>): string {
+    const qos = pod.qos ?? 'besteffort';
+    if (this.driver === 'systemd') {
+      const leaf = `pod${pod.uid.replaceAll('-', '_')}`;
+      return qos === 'guaranteed'
+        ? `/kubepods.slice/kubepods-${leaf}.slice`
+        : `/kubepods.slice/kubepods-${qos}.slice/kubepods-${qos}-${leaf}.slice`;
+    }
+    return qos === 'guaranteed' ? `/kubepods/pod${pod.uid}` : `/kubepods/${qos}/pod${pod.uid}`;
+  }
+
+  /**
+   * The QoS tree the kubelet makes when it starts (kubepods, besteffort, burstable):
+   * cgroup dirs in every hierarchy (cpuset's filled from its parent, or no process
+   * could join it), or systemd slices.
+   */
+  async ensureQosTree(): Promise<void> {
+    if (this.driver === 'systemd') {
+      for (const slice of ['kubepods.slice', 'kubepods-besteffort.slice', 'kubepods-burstable.slice']) await transientSlice(slice);
+      return;
+    }
+    for (const h of hierarchies()) {
+      for (const rel of ['kubepods', 'kubepods/besteffort', 'kubepods/burstable']) {
+        const dir = join(h, rel);
+        if (existsSync(dir)) continue;
+        mkdirSync(dir);
+        if (h.endsWith('/cpuset')) {
+          for (const f of ['cpuset.cpus', 'cpuset.mems']) writeFileSync(join(dir, f), readFileSync(join(dir, '..', f)));
+        }
+      }
+    }
+  }
+
+  /** The sandboxes containerd holds for a pod, newest attempt last. */
+  async sandboxesOf(uid: string) {
+    const all = await this.cri.listPodSandbox({ labelSelector: { 'io.kubernetes.pod.uid': uid } });
+    return all.sort((a, b) => (a.metadata?.attempt ?? 0) - (b.metadata?.attempt ?? 0));
+  }
+
+  private sandboxConfig(pod: PodToRun, attempt: number): PodSandboxConfig {
+    const network = pod.hostNetwork ? 'NODE' : 'POD';
+    return {
+      metadata: { name: pod.name, uid: pod.uid, namespace: pod.namespace, attempt },
+      // A host-network pod gets no hostname: runc refuses one without a UTS namespace of its own.
+      ...(pod.hostNetwork ? {} : { hostname: pod.name }),
+      logDirectory: `/var/log/pods/${pod.namespace}_${pod.name}_${pod.uid}`,
+      portMappings: pod.containers.flatMap((c) =>
+        (c.ports ?? []).filter((p) => p.hostPort).map((p) => ({ protocol: (p.protocol ?? 'TCP') as 'TCP', containerPort: p.containerPort, hostPort: p.hostPort as number, hostIp: '' })),
+      ),
+      labels: { ...pod.labels, 'io.kubernetes.pod.name': pod.name, 'io.kubernetes.pod.namespace': pod.namespace, 'io.kubernetes.pod.uid': pod.uid },
+      annotations: { ...pod.annotations },
+      linux: {
+        cgroupParent: this.cgroupParent(pod),
+        securityContext: { namespaceOptions: { network, pid: pod.hostPID ? 'NODE' : 'CONTAINER', ipc: pod.hostNetwork ? 'NODE' : 'POD' } },
+      },
+    };
+  }
+
+  private containerConfig(pod: PodToRun, c: PodToRun['containers'][number], attempt: number, sandbox: PodSandboxConfig): ContainerConfig {
+    const dir = `${PODS}/${pod.uid}`;
+    const mounts = (c.volumeMounts ?? []).map((m) => {
+      const v = pod.volumes?.find((x) => x.name === m.name);
+      const hostPath = v?.emptyDir ? `${dir}/volumes/kubernetes.io~empty-dir/${m.name}` : `${dir}/volumes/kubernetes.io~unsupported/${m.name}`;
+      return { containerPath: m.mountPath, hostPath, readonly: Boolean(m.readOnly) };
+    });
+    return {
+      metadata: { name: c.name, attempt },
+      image: { image: c.image },
+      command: c.command ?? [],
+      args: c.args ?? [],
+      envs: (c.env ?? []).map((e) => ({ key: e.name, value: e.value ?? '' })),
+      mounts,
+      labels: { 'io.kubernetes.container.name': c.name, 'io.kubernetes.pod.name': pod.name, 'io.kubernetes.pod.namespace': pod.namespace, 'io.kubernetes.pod.uid': pod.uid },
+      annotations: {
+        'io.kubernetes.container.restartCount': String(attempt),
+        'io.kubernetes.container.terminationMessagePath': '/dev/termination-log',
+        'io.kubernetes.container.terminationMessagePolicy': 'File',
+        'io.kubernetes.pod.terminationGracePeriod': '30',
+        ...(c.ports?.length ? { 'io.kubernetes.container.ports': JSON.stringify(c.ports.map((p) => ({ ...p, protocol: p.protocol ?? 'TCP' }))) } : {}),
+      },
+      logPath: `${c.name}/${attempt}.log`,
+      linux: { securityContext: { namespaceOptions: sandbox.linux?.securityContext?.namespaceOptions ?? {} } },
+    };
+  }
+
+  /** The pod dir and its volumes, as the kubelet's volume manager lays them out before the sandbox. */
+  private volumes(pod: PodToRun): void {
+    const dir = `${PODS}/${pod.uid}`;
+    for (const c of pod.containers) mkdirSync(`${dir}/containers/${c.name}`, { recursive: true });
+    mkdirSync(`${dir}/plugins`, { recursive: true });
+    for (const v of pod.volumes ?? []) {
+      if (!v.emptyDir) continue;
+      const path = `${dir}/volumes/kubernetes.io~empty-dir/${v.name}`;
+      mkdirSync(path, { recursive: true });
+    }
+  }
+
+  private async mountMemoryVolumes(pod: PodToRun): Promise<void> {
+    for (const v of pod.volumes ?? []) {
+      if (v.emptyDir?.medium !== 'Memory') continue;
+      const path = `${PODS}/${pod.uid}/volumes/kubernetes.io~empty-dir/${v.name}`;
+      if (!readFileSync('/proc/self/mountinfo', 'utf8').includes(` ${path} `)) await sh('mount', ['-t', 'tmpfs', '-o', 'size=16m', 'tmpfs', path]);
+    }
+  }
+
+  /** Runs a pod: its volumes, a new sandbox (attempt after the last one), its containers. */
+  async start(pod: PodToRun): Promise<Started> {
+    const before = await this.sandboxesOf(pod.uid);
+    for (const s of before) await this.removeSandbox(s.id);
+    const attempt = before.length ? (before[before.length - 1]?.metadata?.attempt ?? 0) + 1 : 0;
+    this.volumes(pod);
+    await this.mountMemoryVolumes(pod);
+    const config = this.sandboxConfig(pod, attempt);
+    // The pod-level cgroup is the kubelet's, made before the sandbox (the runtime makes the containers' below it).
+    const parent = config.linux?.cgroupParent ?? '';
+    if (this.driver === 'systemd') await transientSlice(parent.slice(parent.lastIndexOf('/') + 1));
+    const sandboxId = await this.cri.runPodSandbox(config);
+    const containerIds: string[] = [];
+    for (const c of pod.containers) containerIds.push(await this.startContainer(sandboxId, pod, c, 0, config));
+    const { status, info } = await this.cri.podSandboxStatus(sandboxId, true);
+    // The pod's netns, from the runtime spec containerd reports (verbose status).
+    const netns = /"type":"network","path":"([^"]+)"/.exec(info.info ?? '')?.[1];
+    return { sandboxId, containerIds, ...(status.network?.ip ? { podIP: status.network.ip } : {}), ...(netns && !pod.hostNetwork ? { netns } : {}) };
+  }
+
+  private async startContainer(sandboxId: string, pod: PodToRun, c: PodToRun['containers'][number], attempt: number, config: PodSandboxConfig): Promise<string> {
+    const id = await this.cri.createContainer(sandboxId, this.containerConfig(pod, c, attempt, config), config);
+    await this.cri.startContainer(id);
+    return id;
+  }
+
+  /**
+   * Keeps a running pod running, as the kubelet's sync loop does: a sandbox that is
+   * not ready is replaced (a new attempt, its containers with it); a container that
+   * exited is started again as the next attempt. Says what it did, or nothing.
+   */
+  async sync(pod: PodToRun): Promise<string | undefined> {
+    const sandboxes = await this.sandboxesOf(pod.uid);
+    const ready = sandboxes.filter((s) => s.state === 'SANDBOX_READY').pop();
+    if (!ready) {
+      await this.start(pod);
+      return sandboxes.length ? `sandbox of ${pod.namespace}/${pod.name} was not ready: started it again` : `started ${pod.namespace}/${pod.name}`;
+    }
+    const containers = await this.cri.listContainers({ podSandboxId: ready.id });
+    const restarted: string[] = [];
+    for (const c of pod.containers) {
+      const mine = containers.filter((x) => x.metadata?.name === c.name).sort((a, b) => (a.metadata?.attempt ?? 0) - (b.metadata?.attempt ?? 0));
+      const last = mine[mine.length - 1];
+      if (last && (last.state === 'CONTAINER_RUNNING' || last.state === 'CONTAINER_CREATED')) continue;
+      // The kubelet keeps the last dead container for its logs; the one before goes.
+      for (const old of mine.slice(0, -1)) await this.cri.removeContainer(old.id).catch(() => {});
+      const config = this.sandboxConfig(pod, ready.metadata?.attempt ?? 0);
+      await this.startContainer(ready.id, pod, c, last ? (last.metadata?.attempt ?? 0) + 1 : 0, config);
+      restarted.push(c.name);
+    }
+    return restarted.length ? `restarted ${restarted.join(', ')} of ${pod.namespace}/${pod.name}` : undefined;
+  }
+
+  private async removeSandbox(id: string): Promise<void> {
+    // StopPodSandbox runs the CNI DEL; RemovePodSandbox takes its containers with it.
+    await this.cri.stopPodSandbox(id);
+    await this.cri.removePodSandbox(id);
+  }
+
+  /** Stops a pod and removes what the kubelet made for it: sandboxes, volumes, pod dir, pod cgroup. */
+  async stop(uid: string, qos: Qos = 'besteffort'): Promise<void> {
+    for (const s of await this.sandboxesOf(uid)) await this.removeSandbox(s.id);
+    const dir = `${PODS}/${uid}`;
+    const mounts = readFileSync('/proc/self/mountinfo', 'utf8')
+      .split('\n')
+      .map((l) => (l.split(' ')[4] ?? '').replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8))))
+      .filter((t) => t.startsWith(`${dir}/`))
+      .sort((a, b) => b.length - a.length);
+    for (const m of mounts) await sh('umount', [m]);
+    if (!mounts.length || (await sh('sh', ['-c', `! grep -q ' ${dir}/' /proc/self/mountinfo`])).ok) rmSync(dir, { recursive: true, force: true });
+    await this.removePodCgroup(uid, qos);
+  }
+
+  /** The pod-level cgroup, once its containers are gone: through systemd for the systemd driver. */
+  private async removePodCgroup(uid: string, qos: Qos): Promise<void> {
+    const parent = this.cgroupParent({ uid, qos });
+    if (this.driver === 'systemd') {
+      await sh('systemctl', ['stop', parent.slice(parent.lastIndexOf('/') + 1)]);
+    }
+    for (const h of hierarchies()) {
+      try {
+        rmdirSync(join(h, parent)); // a cgroup goes with rmdir only, and only once empty
+      } catch {
+        /* gone already, or not in this hierarchy */
+      }
+    }
+  }
+}
+
+/** The stand-in's one runtime client; containerd's restarts drop it, and the next call makes another. */
+let shared: PodRuntime | undefined;
+export async function getRuntime(): Promise<PodRuntime> {
+  if (!shared) {
+    shared = await PodRuntime.connect();
+    await shared.ensureQosTree();
+  }
+  return shared;
+}
+export function dropRuntime(): void {
+  void shared?.close().catch(() => {});
+  shared = undefined;
+}

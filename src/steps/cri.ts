@@ -1,0 +1,77 @@
+/**
+ * Pods torn down through containerd's CRI, over the host's connection, on a node
+ * without crictl: StopPodSandbox runs the CNI DEL, so the pod's IP lease, veth, netns
+ * and per-pod firewall rules are released by their owner; RemovePodSandbox takes the
+ * pod's containers with it. ctr only for k8s.io containers the CRI does not know
+ * (made by hand, or by a runtime whose CRI state was lost). A stopped containerd is
+ * started for this (its CRI recovers the sandboxes it had, as not ready, and can
+ * still run their CNI DEL) and stopped again, waited for until it is gone.
+ */
+import { CriClient, isNotFound } from '../cri/client.js';
+import type { NodeIo } from '../engine/step.js';
+import { shQuote as q } from '../util/run.js';
+
+export const CONTAINERD_SOCKET = '/run/containerd/containerd.sock';
+
+/** How this node starts and stops containerd when the teardown must start it. */
+export interface Bracket {
+  start: string;
+  stop: string;
+}
+
+const short = (id: string) => id.slice(0, 13);
+
+/** Runs a script on the node; fails with its last line of output. */
+async function must(node: NodeIo, script: string, what: string): Promise<string> {
+  const r = await node.exec(script, 60);
+  if (r.code !== 0) throw new Error(`${what}: exit ${r.code}: ${(r.stderr || r.stdout).trim().split('\n').pop() ?? ''}`);
+  return r.stdout;
+}
+
+export async function criTeardown(node: NodeIo, bracket: Bracket | undefined): Promise<string> {
+  const done: string[] = [];
+  if (bracket) {
+    await must(node, `${bracket.start}\nn=100; until [ -S ${CONTAINERD_SOCKET} ] && ctr version >/dev/null 2>&1; do n=$((n - 1)); [ $n -gt 0 ] || { echo "containerd did not start" >&2; exit 1; }; sleep 0.1; done`, 'starting containerd');
+    done.push('started containerd');
+  }
+  try {
+    const cri = await CriClient.connect(() => node.openUnixSocket(CONTAINERD_SOCKET));
+    try {
+      // Pods one after another: each StopPodSandbox waits for its CNI DEL, and a
+      // failure names its pod while the rest are still known.
+      for (const s of await cri.listPodSandbox()) {
+        const pod = `${s.metadata?.namespace ?? '?'}/${s.metadata?.name ?? '?'}`;
+        await cri.stopPodSandbox(s.id).catch((e: unknown) => {
+          if (!isNotFound(e)) throw e;
+        });
+        await cri.removePodSandbox(s.id).catch((e: unknown) => {
+          if (!isNotFound(e)) throw e;
+        });
+        done.push(`CRI ${cri.apiVersion} StopPodSandbox, RemovePodSandbox ${short(s.id)} (${pod})`);
+      }
+      // Containers whose sandbox was already gone.
+      for (const c of await cri.listContainers()) {
+        await cri.removeContainer(c.id).catch((e: unknown) => {
+          if (!isNotFound(e)) throw e;
+        });
+        done.push(`CRI ${cri.apiVersion} RemoveContainer ${short(c.id)} (${c.metadata?.name ?? '?'})`);
+      }
+    } finally {
+      await cri.close();
+    }
+    // What is left in k8s.io, the CRI never knew. Listed now: the CRI removed the rest.
+    const left = (await must(node, 'ctr -n k8s.io containers ls -q', 'listing k8s.io containers')).split('\n').map((l) => l.trim()).filter(Boolean);
+    if (left.length) {
+      const ids = `-- ${left.map(q).join(' ')}`;
+      // Two ctr calls for all of them (each costs a Go start-up): `task rm -f` kills and deletes.
+      await must(node, `ctr -n k8s.io task rm -f ${ids} >/dev/null 2>&1; ctr -n k8s.io container rm ${ids}`, 'removing k8s.io containers with ctr');
+      done.push(`ctr -n k8s.io: removed ${left.map(short).join(' ')} (unknown to the CRI)`);
+    }
+  } finally {
+    if (bracket) {
+      await must(node, bracket.stop, 'stopping containerd again');
+      done.push('stopped containerd again');
+    }
+  }
+  return done.join('\n') || 'nothing left to remove';
+}
