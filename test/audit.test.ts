@@ -46,7 +46,8 @@ echo "## netns"; ip netns list | cut -d' ' -f1 | sort
 echo "## links"; ip -o link | awk -F': ' '{print $2}' | sed 's/@.*//' | sort
 echo "## mounts"; awk '{print $5}' /proc/self/mountinfo | grep -E '^/(var/lib/kubelet|srv)/' | sort
 echo "## pod dirs"; ls /var/lib/kubelet/pods 2>/dev/null | sort
-echo "## cgroups"; ls -d /sys/fs/cgroup/pids/kubepods/*/pod* 2>/dev/null | sort
+echo "## cgroups"; find /sys/fs/cgroup/pids/kubepods* -type d 2>/dev/null | sed 's|^/sys/fs/cgroup/pids||' | sort
+echo "## slices"; systemctl list-units --all --plain --no-legend 'kubepods*' 2>/dev/null | cut -d' ' -f1 | sort
 echo "## leases"; ls /var/lib/cni/networks/cbr0 2>/dev/null | sort
 echo "## user data"; cat /srv/appdata/important.db`,
   );
@@ -418,13 +419,13 @@ describe('force-deleted-pods, no API: the node-side kinds, and exactly the selec
   beforeAll(() => up(['--nodes', '2', '--scenario', 'force-deleted-pods']));
   afterAll(() => down());
 
-  it('reports every planted pod dir, netns, veth and lease, says which kinds it could not check, and never the live pod or the collateral', () => {
+  it('reports every trace the lost runtime left (pod dir, netns, veth, lease, pod cgroup), says which kinds it could not check, and never the live pod or the collateral', () => {
     const { code, report } = auditJson();
     expect(code).toBe(1);
     for (const node of ['node1', 'node2']) {
       const h = report.hosts.find((x) => x.host === node)!;
       const count = (k: string) => h.findings.filter((f) => f.kind === k).length;
-      expect([count('orphan-pod-dir'), count('orphan-netns'), count('orphan-veth'), count('orphan-ipam-lease')], node).toEqual([2, 2, 2, 2]);
+      expect([count('orphan-pod-dir'), count('orphan-netns'), count('orphan-veth'), count('orphan-ipam-lease'), count('orphan-pod-cgroup')], node).toEqual([2, 2, 2, 2, 2]);
       // Exactly the dead pods' traces: every pod dir but the live coredns pod's, every cni netns but its.
       const snap = nodeSnapshot(node);
       const live = ssh(node, `ctr -n k8s.io c ls -q 'labels."io.cri-containerd.kind"==sandbox'`).trim();
@@ -433,11 +434,11 @@ describe('force-deleted-pods, no API: the node-side kinds, and exactly the selec
       expect(h.findings.filter((f) => f.kind === 'orphan-netns').map((f) => f.subject).sort()).toEqual(section(snap, 'netns').filter((n) => n.startsWith('cni-') && !ssh(node, `ip netns pids ${n}`).trim()).sort());
       expect(h.findings.find((f) => f.kind === 'orphan-pod-dir')!.detail).toBe('pod dir of no pod the runtime has, 3 mounts still in it');
     }
-    expect(kindsOf(report)).toEqual(['orphan-ipam-lease', 'orphan-netns', 'orphan-pod-dir', 'orphan-veth']);
+    expect(kindsOf(report)).toEqual(['orphan-ipam-lease', 'orphan-netns', 'orphan-pod-cgroup', 'orphan-pod-dir', 'orphan-veth']);
     expect(report.notChecked!.kinds).toEqual(['phantom-pod', 'stuck-terminating-pod', 'stuck-terminating-namespace', 'stale-node', 'stale-volume-attachment']);
     expect(report.notChecked!.why).toMatch(/^no kubeconfig/);
     expect(JSON.stringify(report)).not.toMatch(COLLATERAL);
-    expect(audit().stdout).toMatch(/^node1\s+-\s+2\s+0\s+2\s+2\s+2\s+-\s+-\s+-\s+0\s+-$/m);
+    expect(audit().stdout).toMatch(/^node1\s+-\s+2\s+2\s+2\s+2\s+2\s+-\s+-\s+-\s+0\s+-$/m);
   });
 
   it('--fix orphan-pod-dir,orphan-ipam-lease removes those and nothing else; a re-audit is clean for them', () => {
@@ -458,16 +459,22 @@ describe('force-deleted-pods, no API: the node-side kinds, and exactly the selec
     expect(section(after, 'mounts')).toContain('/srv/appdata');
     expect(ssh('node1', 'cat /var/lib/kubelet/plugins/kubernetes.io/csi/csi.sandbox.decom.io/*/globalmount/PV-DATA | wc -l').trim()).toBe('2'); // the volumes' data is the driver's
     for (const s of ['tasks', 'netns', 'links', 'cgroups', 'user data']) expect(section(after, s), s).toEqual(section(before, s));
-    expect(kindsOf(r.report)).toEqual(['orphan-netns', 'orphan-veth']);
+    expect(kindsOf(r.report)).toEqual(['orphan-netns', 'orphan-pod-cgroup', 'orphan-veth']);
   });
 
-  it('--fix orphan-veth,orphan-netns leaves the nodes with no finding, the live pod and the collateral untouched', () => {
+  it('--fix of every node kind leaves the nodes with no finding, the live pod, the QoS tree and the collateral untouched', () => {
     const before = nodeSnapshot('node2');
-    const r = auditJson('--fix', 'orphan-veth,orphan-netns,orphan-pod-dir,orphan-ipam-lease', '--yes');
+    const dead = auditJson().report.hosts.find((h) => h.host === 'node2')!.findings.filter((f) => f.kind === 'orphan-pod-cgroup').map((f) => f.subject);
+    expect(dead).toHaveLength(2);
+    const r = auditJson('--fix', 'orphan-veth,orphan-netns,orphan-pod-dir,orphan-ipam-lease,orphan-pod-cgroup', '--yes');
     expect(r.code, r.stderr).toBe(0);
     expect(found(r.report)).toEqual([]);
     const after = nodeSnapshot('node2');
     expect(section(after, 'tasks')).toEqual(section(before, 'tasks'));
+    // Only the dead pods' cgroups and slices went (through systemd): the live pod's, the QoS slices and kubepods.slice stay.
+    expect(section(after, 'cgroups')).toEqual(section(before, 'cgroups').filter((d) => !dead.some((x) => d === x || d.startsWith(`${x}/`))));
+    expect(section(after, 'slices')).toEqual(section(before, 'slices').filter((u) => !dead.some((x) => x.endsWith(`/${u}`))));
+    expect(section(after, 'slices')).toEqual(expect.arrayContaining(['kubepods-besteffort.slice', 'kubepods-burstable.slice', 'kubepods.slice']));
     expect(section(after, 'netns')).toEqual(['app-vpn', ...section(before, 'netns').filter((n) => n.startsWith('cni-') && section(after, 'netns').includes(n))].sort());
     expect(section(after, 'links')).toContain('app-veth0');
     expect(section(after, 'user data')).toEqual(['user data: must survive']);

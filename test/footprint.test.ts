@@ -133,7 +133,7 @@ describe('the whole footprint on kubespray-leftovers: the membership tier, and t
       'installed: delete /usr/local/bin/kubelet',
       'installed: delete /etc/systemd/system/k8s-certs-renew.timer',
       'installed: systemctl daemon-reload',
-      "images: remove 3 images from containerd's k8s.io namespace",
+      "images: remove 4 images from containerd's k8s.io namespace", // busybox and pause, by name and by the CRI's image ID,
     ]) {
       expect(planned).toContain(want);
     }

@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -38,6 +38,14 @@ for (const init of ['systemd', 'none'] as const) {
       real = r.report;
       expect(r.code, JSON.stringify(real.hosts.filter((h) => !h.clean))).toBe(0);
       for (const h of HOSTS) expect(actionsOf(real, h), `${h} (${SCENARIOS[HOSTS.indexOf(h)]})`).toEqual(actionsOf(check, h));
+      // The journal: no action failed, and the pods went through containerd's CRI (no crictl on these nodes), whose
+      // CNI DEL took their netns with it: the netns step, planned after it, deletes only Calico's hand-made one.
+      const journal = readFileSync(real.journal, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      expect(journal.filter((e) => e.event === 'action' && e.code !== 0 && !e.skipped)).toEqual([]);
+      const ofNode1 = journal.filter((e) => e.host === 'node1');
+      const teardown = ofNode1.find((e) => e.event === 'action' && e.step === 'containers');
+      expect(teardown.output).toMatch(/^CRI v1 StopPodSandbox, RemovePodSandbox [0-9a-f]{13} \(kube-system\/coredns-/m);
+      expect(ofNode1.find((e) => e.event === 'step-start' && e.step === 'netns').planned).toEqual([expect.stringMatching(/^delete network namespace cni-/)]);
     });
 
     it("leaves nothing an independent look finds, and everything that is not Kubernetes' as it was", () => {

@@ -39,7 +39,7 @@ function expectNoUserObjects(r: Report): void {
 /** Kubernetes mount targets on the node, straight from its mountinfo. */
 const k8sMounts = (f: Facts) =>
   mounts(f.mountinfo)
-    .filter((t) => /^(\/var\/lib\/kubelet\/|\/run\/containerd\/io\.containerd\.runtime\.v2\.task\/k8s\.io\/|\/run\/netns\/cni-)/.test(t))
+    .filter((t) => /^(\/var\/lib\/kubelet\/|\/run\/containerd\/io\.containerd\.runtime\.v2\.task\/k8s\.io\/|\/run\/containerd\/io\.containerd\.grpc\.v1\.cri\/sandboxes\/|\/run\/netns\/cni-)/.test(t))
     .sort();
 
 describe('decom verify on kubespray-leftovers', () => {
@@ -83,7 +83,11 @@ describe('decom verify on kubespray-leftovers', () => {
       expect(ipt.some((x) => x.subject === 'PREROUTING' && x.detail.includes('-j KUBE-SERVICES') && x.detail.startsWith(backend))).toBe(true);
     }
     expect(subjects(r, 'node1', 'nftables')).toEqual(['ip kube-proxy', 'ip6 kube-proxy']);
-    expect(subjects(r, 'node1', 'cni-config')).toEqual(['/etc/cni/net.d/10-flannel.conflist', '/etc/cni/net.d/calico-kubeconfig']);
+    expect(subjects(r, 'node1', 'cni-config')).toEqual(['/etc/cni/net.d/10-containerd-net.conflist', '/etc/cni/net.d/calico-kubeconfig']);
+    // The kubelet's cgroup tree (systemd driver), every level, as an independent look finds it in any hierarchy.
+    const cgroups = [...new Set(lines(f1.podCgroups).map((d) => d.replace(/^\/sys\/fs\/cgroup\/[^/]+/, '')))].sort();
+    expect(cgroups).toContain('/kubepods.slice/kubepods-besteffort.slice');
+    expect([...subjects(r, 'node1', 'pod-cgroup')].sort()).toEqual(cgroups);
     expect(subjects(r, 'node1', 'cni-state')).toEqual(expect.arrayContaining(['/var/lib/cni/networks/cbr0/10.244.1.2', '/var/lib/cni/networks/cbr0/10.244.1.3']));
     expect(subjects(r, 'node1', 'kubernetes-config')).toEqual(expect.arrayContaining(['/etc/kubernetes/admin.conf', '/etc/kubernetes/kubelet.conf', '/etc/kubernetes/pki']));
     expect(subjects(r, 'node1', 'kubelet-state')).toEqual(expect.arrayContaining(['/var/lib/kubelet/config.yaml', '/var/lib/kubelet/pki']));
@@ -91,7 +95,7 @@ describe('decom verify on kubespray-leftovers', () => {
     // The rest of the footprint: credentials judged by content, the CAs in the trust store and its bundle, logs, etcd's config.
     expect(subjects(r, 'node1', 'credential')).toEqual(['/etc/ssl/etcd/ssl/ca-key.pem', '/etc/ssl/etcd/ssl/node-node1-key.pem', '/root/.kube/config']);
     expect(subjects(r, 'node1', 'trust-anchor')).toEqual(['/etc/ssl/certs/ca-certificates.crt', '/etc/ssl/certs/ca-certificates.crt', '/usr/local/share/ca-certificates/etcd-ca.crt', '/usr/local/share/ca-certificates/kube-ca.crt']);
-    expect(subjects(r, 'node1', 'pod-logs')).toHaveLength(2);
+    expect(subjects(r, 'node1', 'pod-logs')).toEqual(lines(f1.files).filter((p) => p.startsWith('/var/log/')).sort()); // every pod's log dir, the runtime's links
     expect(subjects(r, 'node1', 'etcd-config')).toEqual(['/etc/etcd.env', '/etc/ssl/etcd', '/etc/ssl/etcd/ssl/ca.pem', '/etc/ssl/etcd/ssl/node-node1.pem', '/var/lib/etcd-events']);
     expect(subjects(r, 'node1', 'cni-state')).toEqual(expect.arrayContaining(['/var/lib/calico', '/etc/calico', '/var/lib/kube-router']));
     expect((r.hosts[0] as { warnings?: string[] }).warnings).toEqual([

@@ -14,7 +14,7 @@ export function leftovers(node: string): string[] {
   add('port (no holder)', lines(f.listen).map((l) => l.split(/\s+/)[3] ?? '').filter((a) => k8sPorts.includes(Number(a.slice(a.lastIndexOf(':') + 1)))).filter((a) => !holders(f.listen).has(Number(a.slice(a.lastIndexOf(':') + 1)))));
   add('netns', lines(f.netns).filter((n) => n.startsWith('cni-')));
   add('link', lines(f.links).filter((l) => /^(cni0|flannel|vxlan\.calico|cali|veth|tunl0|kube-|cilium_|lxc|nodelocaldns)/.test(l)));
-  add('mount', mounts(f.mountinfo).filter((t) => /^(\/var\/lib\/kubelet\/|\/run\/containerd\/io\.containerd\.runtime\.v2\.task\/k8s\.io\/|\/run\/netns\/cni-)/.test(t)));
+  add('mount', mounts(f.mountinfo).filter((t) => /^(\/var\/lib\/kubelet\/|\/run\/containerd\/io\.containerd\.runtime\.v2\.task\/k8s\.io\/|\/run\/containerd\/io\.containerd\.grpc\.v1\.cri\/sandboxes\/|\/run\/netns\/cni-)/.test(t)));
   const k8sRule = /KUBE-|CNI-|cali-|cali:|FLANNEL|flannel|CILIUM/;
   add('iptables-nft', lines(f.iptNft).filter((l) => !l.startsWith('#') && k8sRule.test(l)));
   add('iptables-legacy', lines(f.iptLegacy).filter((l) => !l.startsWith('#') && k8sRule.test(l)));

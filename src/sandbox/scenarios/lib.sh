@@ -175,6 +175,8 @@ lose_runtime_state() {
 pod_volumes() { # uid
   d=/var/lib/kubelet/pods/$1
   mkdir -p "$d/containers" "$d/plugins" "$d/volumes/kubernetes.io~empty-dir/scratch"
+  # What the pod wrote to its memory emptyDir (the kubelet's tmpfs), if it has one.
+  [ -d "$d/volumes/kubernetes.io~empty-dir/cache" ] && echo "cached" > "$d/volumes/kubernetes.io~empty-dir/cache/data"
   tok=$d/volumes/kubernetes.io~projected/kube-api-access-$(hex 5)
   mkdir -p "$tok"
   mount -t tmpfs -o size=1m tmpfs "$tok"
