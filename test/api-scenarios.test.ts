@@ -1,14 +1,47 @@
+import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { down, ssh, up } from './helpers/sandbox.js';
+import { ROOT, down, ssh, up } from './helpers/sandbox.js';
 import { kubectl, ok, requireKubectl, sleep } from './helpers/kubectl.js';
 
 /** Whether a pod's containers run on a node (containerd tasks found by the pod's CRI label). */
 const runsOn = (node: string, pod: string) =>
   ssh(node, `for id in $(ctr -n k8s.io c ls -q 'labels."io.kubernetes.pod.name"==${pod}'); do ctr -n k8s.io t ls | awk -v id="$id" '$1 == id {print $3}'; done`).split('\n').filter(Boolean);
 
+/** What containerd's CRI plugin itself knows on a node (over its socket, with decom's CRI client). */
+function cri(node: string): { sandboxes: { id: string; pod: string; state: string }[]; containers: string[] } {
+  const client = join(ROOT, 'dist', 'cri', 'client.js');
+  const out = ssh(node, `node --input-type=module -e "import { CriClient, unixDial } from '${client}'; const c = await CriClient.connect(unixDial('/run/containerd/containerd.sock'));
+console.log(JSON.stringify({ sandboxes: (await c.listPodSandbox()).map((p) => ({ id: p.id, pod: p.metadata.namespace + '/' + p.metadata.name, state: p.state })), containers: (await c.listContainers()).map((x) => x.id) })); await c.close();"`);
+  return JSON.parse(out);
+}
+
 describe('the API scenarios: what the cluster holds matches what runs on the nodes, or deliberately not', () => {
   beforeAll(requireKubectl);
   afterEach(() => down());
+
+  it("cluster: the CRI runs every pod the API puts on a node, and nothing else; a pod deleted through the API is stopped by its runtime, whose CNI DEL releases its network", () => {
+    up(['--nodes', '3', '--scenario', 'cluster']);
+    for (const node of ['node1', 'node2', 'node3']) {
+      const api = JSON.parse(ok('get', 'pods', '-A', '--field-selector', `spec.nodeName=${node}`, '-o', 'json')).items.map((p: { metadata: { namespace: string; name: string } }) => `${p.metadata.namespace}/${p.metadata.name}`).sort();
+      const known = cri(node);
+      expect(known.sandboxes.filter((x) => x.state === 'SANDBOX_READY').map((x) => x.pod).sort(), node).toEqual(api);
+      // Every k8s.io container is one the CRI knows (a sandbox or a container).
+      const k8s = ssh(node, 'ctr -n k8s.io containers ls -q').split('\n').filter(Boolean).sort();
+      expect(k8s, node).toEqual([...known.sandboxes.map((x) => x.id), ...known.containers].sort());
+    }
+    // debug-shell runs on node2's pod network: its lease, netns, veth and masquerade chain are the CNI plugins'.
+    const sandbox = cri('node2').sandboxes.find((x) => x.pod === 'default/debug-shell')!.id;
+    const traces = () =>
+      ssh('node2', `grep -l '^${sandbox}' /var/lib/cni/networks/*/* 2>/dev/null | sed 's/^/lease /'; iptables-save -t nat | grep -c 'id: \\"${sandbox}\\"' | sed 's/^/rules /'; ls /var/lib/cni/results | grep -c '${sandbox}' | sed 's/^/results /'; ip netns list | grep -c '^cni-' | sed 's/^/netns /'; true`);
+    const before = traces();
+    expect(before).toMatch(/^lease \/var\/lib\/cni\/networks\/cbr0\/10\.244\.\d+\.\d+$/m);
+    expect(before).toMatch(/^rules [1-9]\d*$/m);
+    expect(before).toMatch(/^results 2$/m);
+    const netns = Number(/^netns (\d+)$/m.exec(before)![1]);
+    ok('delete', 'pod', 'debug-shell', '--wait=true', '--timeout=30s');
+    expect(traces()).toBe(`rules 0\nresults 0\nnetns ${netns - 1}\n`);
+    expect(cri('node2').sandboxes.map((x) => x.pod)).not.toContain('default/debug-shell');
+  });
 
   it('etcd-restore-phantoms: the API lists none of the phantom pods, whose containers and netns still run on the first worker', () => {
     up(['--nodes', '3', '--scenario', 'etcd-restore-phantoms']);

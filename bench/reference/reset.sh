@@ -8,13 +8,16 @@ tar -C / -czf "$B/files.tar.gz" etc/kubernetes var/lib/kubelet/config.yaml var/l
 iptables-save > "$B/iptables-nft.rules"; iptables-legacy-save > "$B/iptables-legacy.rules" 2>/dev/null; nft list ruleset > "$B/nftables.conf"
 mkdir -p "$B/manifests"; mv /etc/kubernetes/manifests/* "$B/manifests/" 2>/dev/null
 if [ "$(cat /proc/1/comm)" = systemd ]; then systemctl disable --now kubelet 2>/dev/null; else pkill -x kubelet; fi
-ids=$(ctr -n k8s.io containers ls -q 2>/dev/null)
-[ -z "$ids" ] || { ctr -n k8s.io task rm -f $ids >/dev/null 2>&1; ctr -n k8s.io container rm $ids; }
-command -v docker >/dev/null && docker ps -aq --filter name=^k8s_ 2>/dev/null | xargs -r docker rm -f >/dev/null
+# No crictl: the pods' processes are killed first (ctr's task rm can hang on a CRI task), then ctr forgets them.
 for p in $(grep -l -E 'kubepods|/k8s\.io/' /proc/[0-9]*/cgroup 2>/dev/null | cut -d/ -f3); do kill -9 "$p" 2>/dev/null; done
 pkill -9 -f 'containerd-shim.*-namespace k8s\.io'
+ids=$(timeout 10 ctr -n k8s.io containers ls -q 2>/dev/null)
+[ -z "$ids" ] || { timeout 30 ctr -n k8s.io task rm -f $ids >/dev/null 2>&1; timeout 30 ctr -n k8s.io container rm $ids; }
+command -v docker >/dev/null && docker ps -aq --filter name=^k8s_ 2>/dev/null | xargs -r docker rm -f >/dev/null
+[ "$(cat /proc/1/comm)" = systemd ] && systemctl stop kubepods.slice 2>/dev/null
+find /sys/fs/cgroup/*/kubepods* -depth -type d -exec rmdir {} + 2>/dev/null
 systemctl disable --now etcd 2>/dev/null
-grep -E ' /var/lib/kubelet/| /run/containerd/io\.containerd\.runtime\.v2\.task/k8s\.io/' /proc/self/mountinfo | awk '{print $5}' | sort -r | xargs -r -n1 umount
+grep -E ' /var/lib/kubelet/| /run/containerd/io\.containerd\.(runtime\.v2\.task/k8s\.io|grpc\.v1\.cri/sandboxes)/' /proc/self/mountinfo | awk '{print $5}' | sort -r | xargs -r -n1 umount
 for l in $(ip -o link | awk -F': ' '{print $2}' | sed 's/@.*//' | grep -E '^(veth|cali|cni0|flannel|vxlan\.calico|tunl0|kube-)'); do ip link del "$l"; done
 for n in $(ip netns list | awk '{print $1}' | grep '^cni-'); do ip netns del "$n"; done
 for p in 12 17 80; do ip route show table all proto $p | while read -r r; do ip route del $r proto $p; done; done

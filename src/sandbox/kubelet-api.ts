@@ -11,8 +11,7 @@
  * It acts only on deletions it sees (a watch event, a deletionTimestamp): a pod that
  * vanishes from the store without one — an etcd restore — keeps running, a phantom.
  */
-import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { networkInterfaces, release } from 'node:os';
 import { ApiClient } from './api/client.js';
 import { rfc3339 } from './api/store.js';
@@ -38,9 +37,8 @@ const KUBELET_VERSION = 'v1.32.4';
 const now = () => rfc3339();
 const microNow = () => new Date().toISOString().replace(/Z$/, '000Z');
 const MERGE = 'application/merge-patch+json';
-
-const run = (file: string, args: string[]): Promise<{ ok: boolean; out: string }> =>
-  new Promise((resolve) => execFile(file, args, { timeout: 60_000 }, (err, stdout, stderr) => resolve({ ok: !err, out: err ? String(stderr || err.message).trim() : stdout })));
+/** The pod network's conflist (the scenarios' cni_config). */
+const CNI_CONFIG = '/etc/cni/net.d/10-containerd-net.conflist';
 
 const readOr = (file: string, fallback: string) => {
   try {
@@ -119,7 +117,8 @@ export function joinCluster(m: Member): void {
   const finished = new Set<string>();
 
   async function register(): Promise<void> {
-    const runtime = ((await run('containerd', ['--version'])).out.split(/\s+/)[2] ?? '1.6').replace(/[~+].*$/, ''); // Debian's 1.6.20~ds1 is 1.6.20
+    // As the kubelet reports it: the runtime's own answer to CRI Version (Debian's 1.6.20~ds1 is 1.6.20).
+    const runtime = (await getRuntime()).cri.runtime.version.replace(/[~+].*$/, '');
     const osImage = /^PRETTY_NAME="?([^"\n]*)"?$/m.exec(readOr('/etc/os-release', ''))?.[1] ?? 'Linux';
     const machineID = readOr('/etc/machine-id', '').trim();
     const status = {
@@ -222,6 +221,20 @@ export function joinCluster(m: Member): void {
     await api.request('PATCH', `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}/status`, { status }, MERGE);
   }
 
+  /**
+   * The pod network's subnet is the podCIDR node IPAM gave this Node, as flannel writes
+   * it for the bridge it delegates to (read now: it may have come after registration).
+   * containerd reloads the conflist when it changes.
+   */
+  async function podNetworkOnCidr(): Promise<void> {
+    const cidr = (await api.must('GET', `/api/v1/nodes/${node}`)).spec?.podCIDR as string | undefined;
+    const text = readOr(CNI_CONFIG, '');
+    if (!cidr || !text || text.includes(`"subnet":"${cidr}"`)) return;
+    writeFileSync(CNI_CONFIG, text.replace(/"subnet":"[^"]*"/, `"subnet":"${cidr}"`));
+    log(`pod network on ${cidr}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+
   /** Starts a bound pod once (a relist of a running pod changes nothing); then its status. */
   async function start(pod: Any): Promise<void> {
     const rt = await getRuntime();
@@ -236,6 +249,7 @@ export function joinCluster(m: Member): void {
       }
       return;
     }
+    if (!want.hostNetwork) await podNetworkOnCidr();
     const s = await rt.start(want);
     log(`started pod ${podKey(pod)} (${want.uid})`);
     await reportRunning(pod, addr, s.podIP ?? addr, `containerd://${s.containerIds[0] ?? ''}`);

@@ -8,10 +8,10 @@
  * IP, veth, netns and rules) then RemovePodSandbox, then what the kubelet itself
  * owns: the pod's volumes and dir, and its cgroup.
  */
-import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CriClient, unixDial, type ContainerConfig, type PodSandboxConfig } from '../cri/client.js';
+import { run } from '../util/run.js';
 
 export const CONTAINERD_SOCKET = '/run/containerd/containerd.sock';
 const PODS = '/var/lib/kubelet/pods';
@@ -50,9 +50,6 @@ export interface Started {
   netns?: string;
 }
 
-const sh = (file: string, args: string[]): Promise<{ ok: boolean; out: string }> =>
-  new Promise((resolve) => execFile(file, args, { timeout: 30_000 }, (err, stdout, stderr) => resolve({ ok: !err, out: err ? String(stderr || err.message).trim() : stdout })));
-
 /** The kubelet's KubeletConfiguration value, as kubeadm writes it to /var/lib/kubelet/config.yaml. */
 export function configValue(key: string, fallback: string): string {
   try {
@@ -67,10 +64,19 @@ export function configValue(key: string, fallback: string): string {
  * starts its QoS and pod slices over D-Bus: it stays, active, until it is stopped.
  */
 async function transientSlice(name: string): Promise<void> {
-  const r = await sh('busctl', ['call', 'org.freedesktop.systemd1', '/org/freedesktop/systemd1', 'org.freedesktop.systemd1.Manager', 'StartTransientUnit', 'ssa(sv)a(sa(sv))',
+  const r = await run('busctl', ['call', 'org.freedesktop.systemd1', '/org/freedesktop/systemd1', 'org.freedesktop.systemd1.Manager', 'StartTransientUnit', 'ssa(sv)a(sa(sv))',
     name, 'replace', '2', 'Description', 's', `libcontainer container ${name}`, 'DefaultDependencies', 'b', 'false', '0']);
   // Already there (the kubelet restarted) is fine: systemd says the unit exists.
-  if (!r.ok && !/already exists|already loaded/.test(r.out)) throw new Error(`starting ${name}: ${r.out}`);
+  if (r.code !== 0 && !/already exists|already loaded/.test(r.stderr)) throw new Error(`starting ${name}: ${r.stderr.trim()}`);
+}
+
+/** Mount targets below `dir` (or at it), deepest first. */
+function mountsBelow(dir: string, orAt = false): string[] {
+  return readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .map((l) => (l.split(' ')[4] ?? '').replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8))))
+    .filter((t) => t.startsWith(`${dir}/`) || (orAt && t === dir))
+    .sort((a, b) => b.length - a.length);
 }
 
 /** The v1 hierarchies and the unified one, as the node mounts them (co-mounted ones appear once). */
@@ -195,7 +201,7 @@ export class PodRuntime {
     for (const v of pod.volumes ?? []) {
       if (v.emptyDir?.medium !== 'Memory') continue;
       const path = `${PODS}/${pod.uid}/volumes/kubernetes.io~empty-dir/${v.name}`;
-      if (!readFileSync('/proc/self/mountinfo', 'utf8').includes(` ${path} `)) await sh('mount', ['-t', 'tmpfs', '-o', 'size=16m', 'tmpfs', path]);
+      if (!mountsBelow(path, true).length) await run('mount', ['-t', 'tmpfs', '-o', 'size=16m', 'tmpfs', path]);
     }
   }
 
@@ -262,13 +268,9 @@ export class PodRuntime {
   async stop(uid: string, qos: Qos = 'besteffort'): Promise<void> {
     for (const s of await this.sandboxesOf(uid)) await this.removeSandbox(s.id);
     const dir = `${PODS}/${uid}`;
-    const mounts = readFileSync('/proc/self/mountinfo', 'utf8')
-      .split('\n')
-      .map((l) => (l.split(' ')[4] ?? '').replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8))))
-      .filter((t) => t.startsWith(`${dir}/`))
-      .sort((a, b) => b.length - a.length);
-    for (const m of mounts) await sh('umount', [m]);
-    if (!mounts.length || (await sh('sh', ['-c', `! grep -q ' ${dir}/' /proc/self/mountinfo`])).ok) rmSync(dir, { recursive: true, force: true });
+    for (const m of mountsBelow(dir)) await run('umount', [m]);
+    // Never a delete through a volume that would not unmount.
+    if (!mountsBelow(dir).length) rmSync(dir, { recursive: true, force: true });
     await this.removePodCgroup(uid, qos);
   }
 
@@ -276,7 +278,7 @@ export class PodRuntime {
   private async removePodCgroup(uid: string, qos: Qos): Promise<void> {
     const parent = this.cgroupParent({ uid, qos });
     if (this.driver === 'systemd') {
-      await sh('systemctl', ['stop', parent.slice(parent.lastIndexOf('/') + 1)]);
+      await run('systemctl', ['stop', parent.slice(parent.lastIndexOf('/') + 1)]);
     }
     for (const h of hierarchies()) {
       try {
