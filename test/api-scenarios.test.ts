@@ -32,7 +32,7 @@ describe('the API scenarios: what the cluster holds matches what runs on the nod
     // debug-shell runs on node2's pod network: its lease, netns, veth and masquerade chain are the CNI plugins'.
     const sandbox = cri('node2').sandboxes.find((x) => x.pod === 'default/debug-shell')!.id;
     const traces = () =>
-      ssh('node2', `grep -l '^${sandbox}' /var/lib/cni/networks/*/* 2>/dev/null | sed 's/^/lease /'; iptables-save -t nat | grep -c 'id: \\"${sandbox}\\"' | sed 's/^/rules /'; ls /var/lib/cni/results | grep -c '${sandbox}' | sed 's/^/results /'; ip netns list | grep -c '^cni-' | sed 's/^/netns /'; true`);
+      ssh('node2', `grep -l '^${sandbox}' /var/lib/cni/networks/*/* 2>/dev/null | sed 's/^/lease /'; iptables-save -t nat | grep -c -F '${sandbox}' | sed 's/^/rules /'; ls /var/lib/cni/results | grep -c '${sandbox}' | sed 's/^/results /'; ip netns list | grep -c '^cni-' | sed 's/^/netns /'; true`);
     const before = traces();
     expect(before).toMatch(/^lease \/var\/lib\/cni\/networks\/cbr0\/10\.244\.\d+\.\d+$/m);
     expect(before).toMatch(/^rules [1-9]\d*$/m);

@@ -481,3 +481,46 @@ describe('force-deleted-pods, no API: the node-side kinds, and exactly the selec
     expect(auditJson().code).toBe(0);
   });
 });
+
+describe('runtime-lost: a lost runtime beside live pods, with the API and without; every trace fixed, the live pods untouched', () => {
+  beforeAll(() => {
+    requireKubectl();
+    up(['--nodes', '3', '--scenario', 'runtime-lost']);
+  });
+  afterAll(() => down());
+  const NODE_KINDS = ['orphan-ipam-lease', 'orphan-netns', 'orphan-pod-cgroup', 'orphan-pod-dir', 'orphan-veth'];
+  /** What runs on node2 now, by an independent look: the CRI's sandboxes (via ctr), each pod's processes and netns, the QoS tree. */
+  const live = () =>
+    ssh('node2', `ctr -n k8s.io t ls | tail -n +2 | awk '{print $1, $2, $3}' | sort
+for p in $(ctr -n k8s.io t ls -q); do readlink /proc/$(ctr -n k8s.io t ls | awk -v id=$p '$1 == id {print $2}')/ns/net; done | sort
+systemctl list-units --all --plain --no-legend 'kubepods-besteffort.slice' 'kubepods-burstable.slice' 'kubepods.slice' | cut -d' ' -f1`);
+
+  it('reports every trace of the lost sandboxes as an orphan of its kind, with the API and with --no-api alike, and nothing of the live pods', () => {
+    const withApi = auditJson();
+    const node2 = (r: Report) => r.hosts.find((h) => h.host === 'node2')!.findings.filter((f) => NODE_KINDS.includes(f.kind)).map((f) => `${f.kind} ${f.subject}`).sort();
+    const kinds = [...new Set(node2(withApi.report).map((l) => l.split(' ')[0]))].sort();
+    expect(kinds).toEqual(NODE_KINDS);
+    // --no-api: the runtime answers and knows none of them; the same node-side findings.
+    expect(node2(auditJson('--no-api').report)).toEqual(node2(withApi.report));
+    // Independently: every reported netns is one no process is in; every lease names a sandbox containerd does not have;
+    // every pod dir and pod cgroup is of a pod the API does not have.
+    const f = withApi.report.hosts.find((h) => h.host === 'node2')!.findings;
+    const apiUids = JSON.parse(ok('get', 'pods', '-A', '-o', 'json')).items.map((p: { metadata: { uid: string } }) => p.metadata.uid);
+    const sandboxes = ssh('node2', 'ctr -n k8s.io c ls -q').split('\n');
+    for (const x of f.filter((y) => y.kind === 'orphan-netns')) expect(ssh('node2', `ip netns pids ${x.subject}`).trim(), x.subject).toBe('');
+    for (const x of f.filter((y) => y.kind === 'orphan-ipam-lease')) expect(sandboxes).not.toContain(x.target.sandbox);
+    for (const x of f.filter((y) => y.kind === 'orphan-pod-dir' || y.kind === 'orphan-pod-cgroup')) expect(apiUids.some((u: string) => x.subject.includes(u) || x.subject.includes(u.replaceAll('-', '_'))), x.subject).toBe(false);
+    // The force-deleted pods' and the DaemonSet pods' old sandboxes: two netns of each kind at least.
+    expect(f.filter((y) => y.kind === 'orphan-netns').length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('--fix of every node kind removes exactly those; a re-audit is clean; the live pods, their netns and the QoS tree are as they were', () => {
+    const before = live();
+    const r = auditJson('--fix', NODE_KINDS.join(','), '--yes');
+    expect(r.code, r.stderr).toBe(0);
+    expect(found(r.report)).toEqual([]);
+    expect(live()).toBe(before);
+    expect(auditJson().code).toBe(0);
+    expect(ok('get', 'pods', '-A', '--field-selector', 'spec.nodeName=node2', '-o', 'jsonpath={.items[*].status.phase}').split(' ').every((p) => p === 'Running')).toBe(true);
+  });
+});

@@ -21,7 +21,7 @@ describe('decom sandbox up: bad input', () => {
     const r = decom(['sandbox', 'up', '--scenario', 'kubespray-leftover']);
     expect(r.code).toBe(2);
     expect(oneLine(r.stderr)).toBe(
-      'decom: unknown scenario "kubespray-leftover"; known: kubespray-leftovers, orphaned-shims, docker-runtime, force-deleted-pods, cluster, etcd-restore-phantoms, stuck-terminating, pdb-blocked, clean',
+      'decom: unknown scenario "kubespray-leftover"; known: kubespray-leftovers, orphaned-shims, docker-runtime, force-deleted-pods, cluster, etcd-restore-phantoms, stuck-terminating, pdb-blocked, runtime-lost, clean',
     );
     nothingBuilt();
   });

@@ -295,7 +295,9 @@ export function joinCluster(m: Member): void {
         throw e;
       }));
     }
-    else if (pod.status?.phase === 'Pending' || !pod.status?.phase) void serial(key, () => start(pod));
+    // A pod to run; on a (re)list also one the API says runs: a kubelet that starts again runs what is bound to it
+    // (start() does nothing where the runtime has its sandbox ready).
+    else if (!pod.status?.phase || pod.status.phase === 'Pending' || (type === 'ADDED' && pod.status.phase === 'Running')) void serial(key, () => start(pod));
   };
 
   /** List, then watch from the list's version; on any end, again (pods the list no longer has are left as they run). */

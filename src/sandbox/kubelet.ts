@@ -98,10 +98,14 @@ function desired(): Map<string, StaticPod> {
 }
 
 /** One pass of the static-pod sync loop: every manifest's pod running, every other file-sourced pod gone. */
+let staticPodsSeen = true; // until the first look says otherwise
 async function reconcile(): Promise<void> {
   const want = desired();
+  // No manifest and no static pod running: nothing to ask the runtime this tick (a worker's common case).
+  if (!want.size && !staticPodsSeen) return;
   const rt = await getRuntime();
   const sandboxes = await rt.cri.listPodSandbox();
+  staticPodsSeen = sandboxes.some((s) => s.annotations['kubernetes.io/config.source'] === 'file');
   const containers = await rt.cri.listContainers();
   const running = new Set(containers.filter((c) => c.state === 'CONTAINER_RUNNING').map((c) => `${c.podSandboxId}/${c.metadata?.name}`));
   for (const pod of want.values()) {

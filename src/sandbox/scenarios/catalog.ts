@@ -43,6 +43,11 @@ export const SCENARIOS = {
     programs: [] as string[],
     api: true,
   },
+  'runtime-lost': {
+    description: "cluster, then the first worker's runtime lost its state: its pods force-deleted from the API while its kubelet was stopped, containerd killed with its shims and pods (no CNI DEL) and wiped; the kubelet then runs what the API still binds to it beside the residue",
+    programs: [] as string[],
+    api: true,
+  },
   clean: {
     description: 'a node reset properly: only what is not Kubernetes\' is left (for false-positive tests)',
     programs: [] as string[],

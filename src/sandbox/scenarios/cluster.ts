@@ -26,6 +26,7 @@ import { rfc3339 } from '../api/store.js';
 import { nodeExec, waitFor } from '../node.js';
 import type { SandboxNode, SandboxState } from '../types.js';
 import type { ScenarioName } from './catalog.js';
+import { runNodeScript } from './index.js';
 
 type Any = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -110,6 +111,7 @@ export async function plantCluster(p: ClusterPlan): Promise<void> {
   await allRunning(api);
   if (p.scenarios.has('etcd-restore-phantoms')) await etcdRestore(p, first);
   if (p.scenarios.has('stuck-terminating')) await stuckTerminating(p, first, last);
+  if (p.scenarios.has('runtime-lost')) await runtimeLost(p, first);
 
   /** A ReplicaSet, owned by a Deployment when given. */
   async function replicaSet(name: string, labels: Record<string, string>, replicas: number, spec: Any, owner?: { kind: string; obj: Any }): Promise<Any> {
@@ -197,4 +199,25 @@ async function stuckTerminating(p: ClusterPlan, first: SandboxNode, last: Sandbo
   await api.must('DELETE', '/api/v1/namespaces/default/pods/report-gen-28734');
   await api.must('DELETE', '/api/v1/namespaces/default/pods/sensor-agent-4kq9t');
   await api.must('DELETE', '/api/v1/namespaces/retired');
+}
+
+/**
+ * A runtime that lost its state under a cluster member: its kubelet stops, the pods no
+ * DaemonSet owns are force-deleted from the API (as `kubectl delete --force` does for a
+ * node that went away), containerd dies with its shims and pod processes and comes back
+ * wiped (lib.sh lose_runtime_state), then the kubelet starts again and runs what the API
+ * still binds to the node — its DaemonSet pods in new sandboxes — beside the residue.
+ */
+async function runtimeLost(p: ClusterPlan, node: SandboxNode): Promise<void> {
+  const { api } = p;
+  await runNodeScript(node, p.state, 'stopping the kubelet', 'svc_stop kubelet');
+  const pods = (await api.must('GET', `/api/v1/pods?fieldSelector=spec.nodeName=${node.name}`)).items as Any[];
+  for (const pod of pods) {
+    const owner = pod.metadata.ownerReferences?.find((o: Any) => o.controller)?.kind;
+    if (owner === 'DaemonSet' || owner === 'Node') continue;
+    await api.must('DELETE', `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}?gracePeriodSeconds=0`);
+  }
+  p.log(`${node.name}: containerd killed with its pods and wiped; the kubelet started again`);
+  await runNodeScript(node, p.state, 'losing the runtime state', 'lose_runtime_state\nsvc_start kubelet');
+  await allRunning(api);
 }
