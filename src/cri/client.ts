@@ -18,6 +18,9 @@ export type ApiVersion = 'v1' | 'v1alpha2';
 /** A runtime's local socket, for callers on the node itself (the sandbox's kubelet stand-in). */
 export const unixDial = (path: string): Dial => () => net.connect(path);
 
+/** Where containerd serves its API and its CRI plugin. */
+export const CONTAINERD_SOCKET = '/run/containerd/containerd.sock';
+
 // --- the messages, camelCase as protobufjs converts them; enums by name -------------------
 
 export type NamespaceMode = 'POD' | 'CONTAINER' | 'NODE' | 'TARGET';

@@ -10,10 +10,9 @@
  */
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CriClient, unixDial, type ContainerConfig, type PodSandboxConfig } from '../cri/client.js';
+import { CONTAINERD_SOCKET, CriClient, unixDial, type ContainerConfig, type PodSandboxConfig } from '../cri/client.js';
 import { run } from '../util/run.js';
 
-export const CONTAINERD_SOCKET = '/run/containerd/containerd.sock';
 const PODS = '/var/lib/kubelet/pods';
 const CGROUPS = '/sys/fs/cgroup';
 

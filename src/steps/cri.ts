@@ -7,11 +7,9 @@
  * started for this (its CRI recovers the sandboxes it had, as not ready, and can
  * still run their CNI DEL) and stopped again, waited for until it is gone.
  */
-import { CriClient, isNotFound } from '../cri/client.js';
+import { CONTAINERD_SOCKET, CriClient, isNotFound } from '../cri/client.js';
 import type { NodeIo } from '../engine/step.js';
 import { shQuote as q } from '../util/run.js';
-
-export const CONTAINERD_SOCKET = '/run/containerd/containerd.sock';
 
 /** How this node starts and stops containerd when the teardown must start it. */
 export interface Bracket {

@@ -9,6 +9,7 @@ import { K8S_TASKS, killProcesses, removeContainers, removePaths, stopSandboxes 
 import type { Action, Step } from '../engine/step.js';
 import { dockerRemove } from './docker.js';
 import { criTeardown } from './cri.js';
+import { CONTAINERD_SOCKET } from '../cri/client.js';
 import { findings } from '../verify/rules.js';
 import { etcdInterlock } from './services.js';
 import { q, stopProcsScript, systemdNode } from '../engine/sh.js';
@@ -105,7 +106,7 @@ export const containers: Step = {
             };
       actions.push({
         what: `stop and remove the pods of containerd's k8s.io namespace through its CRI${containerdUp ? '' : ' (containerd is stopped: started for this, then stopped again)'}, ctr for containers the CRI does not know: ${named(cd)}`,
-        script: `(CRI over the SSH connection, ${'/run/containerd/containerd.sock'}) StopPodSandbox and RemovePodSandbox of every sandbox, RemoveContainer of what is left; then ctr -n k8s.io task rm -f / container rm of the containers the CRI does not know`,
+        script: `(CRI over the SSH connection, ${CONTAINERD_SOCKET}) StopPodSandbox and RemovePodSandbox of every sandbox, RemoveContainer of what is left; then ctr -n k8s.io task rm -f / container rm of the containers the CRI does not know`,
         client: (node) => criTeardown(node, bracket),
       });
     }
