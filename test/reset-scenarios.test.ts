@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { down, ssh, up } from './helpers/sandbox.js';
+import { decom, down, ssh, STATE_DIR, up } from './helpers/sandbox.js';
 import { leftovers, nodeSnapshot, userObjects } from './helpers/residue.js';
 import { actionsOf, runJson, type RunReport } from './helpers/run.js';
 
@@ -53,6 +53,14 @@ for (const init of ['systemd', 'none'] as const) {
         expect(leftovers(h), `${h} (${SCENARIOS[HOSTS.indexOf(h)]})`).toEqual([]);
         expect(userObjects(h), h).toBe(user.get(h));
       }
+    });
+
+    it('leaves nothing decom verify or decom audit reports', () => {
+      const verify = decom(['verify', join(STATE_DIR, 'hosts.yaml'), ...HOSTS]);
+      expect(verify.code, verify.stdout).toBe(0);
+      const audit = decom(['audit', join(STATE_DIR, 'hosts.yaml'), ...HOSTS, '--no-api', '--output', 'json']);
+      expect(audit.code, audit.stdout).toBe(0);
+      expect(JSON.parse(audit.stdout).hosts.flatMap((h: { findings: unknown[] }) => h.findings)).toEqual([]);
     });
 
     it('plans nothing on a second run', () => {

@@ -26,6 +26,21 @@ async function must(node: NodeIo, script: string, what: string): Promise<string>
   return r.stdout;
 }
 
+/**
+ * The CRI, once it serves: a containerd just started answers its own API before its
+ * CRI plugin has recovered its sandboxes ("server is not initialized yet").
+ */
+async function connectWhenReady(node: NodeIo): Promise<CriClient> {
+  for (let tries = 100; ; tries--) {
+    try {
+      return await CriClient.connect(() => node.openUnixSocket(CONTAINERD_SOCKET));
+    } catch (e) {
+      if (tries <= 0 || !/not initialized/.test((e as Error).message)) throw e;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
 export async function criTeardown(node: NodeIo, bracket: Bracket | undefined): Promise<string> {
   const done: string[] = [];
   if (bracket) {
@@ -33,7 +48,7 @@ export async function criTeardown(node: NodeIo, bracket: Bracket | undefined): P
     done.push('started containerd');
   }
   try {
-    const cri = await CriClient.connect(() => node.openUnixSocket(CONTAINERD_SOCKET));
+    const cri = await connectWhenReady(node);
     try {
       // Pods one after another: each StopPodSandbox waits for its CNI DEL, and a
       // failure names its pod while the rest are still known.

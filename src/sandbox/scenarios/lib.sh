@@ -102,12 +102,13 @@ static_pod() { # name container-cmd...: a manifest the kubelet (stand-in) runs
 
 # A pod the kubelet ran while it was a cluster member, through CRI (kubelet.js run-pod):
 # prints "uid sandbox-id netns pod-ip" (netns "host" and pod-ip "-" on the host network).
-# containerd loads the CNI config a moment after it is written: retried until then.
+# containerd loads the CNI config a moment after it is written, and its CRI serves a moment
+# after containerd answers: retried until then.
 run_pod() { # pod-name namespace container [--host-network] [--host-port P] [--memory-volume N:PATH] -- cmd...
   n=50
   until out=$(node "$KUBELET_JS" run-pod "$@" 2>&1); do
     n=$((n - 1))
-    case $out in *"cni plugin not initialized"*|*"cni config"*) [ "$n" -gt 0 ] && { sleep 0.2; continue; } ;; esac
+    case $out in *"not initialized"*|*"cni config"*) [ "$n" -gt 0 ] && { sleep 0.2; continue; } ;; esac
     echo "$out" >&2; return 1
   done
   printf '%s\n' "$out"
