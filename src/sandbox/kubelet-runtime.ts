@@ -8,13 +8,15 @@
  * IP, veth, netns and rules) then RemovePodSandbox, then what the kubelet itself
  * owns: the pod's volumes and dir, and its cgroup.
  */
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CONTAINERD_SOCKET, CriClient, unixDial, type ContainerConfig, type PodSandboxConfig } from '../cri/client.js';
 import { run } from '../util/run.js';
+import { parseMountinfo } from '../probes/parse.js';
+import { hierarchies } from './node.js';
+import { CGROUP_ROOT } from './layout.js';
 
 const PODS = '/var/lib/kubelet/pods';
-const CGROUPS = '/sys/fs/cgroup';
 
 export type CgroupDriver = 'cgroupfs' | 'systemd';
 export type Qos = 'guaranteed' | 'burstable' | 'besteffort';
@@ -71,18 +73,11 @@ async function transientSlice(name: string): Promise<void> {
 
 /** Mount targets below `dir` (or at it), deepest first. */
 function mountsBelow(dir: string, orAt = false): string[] {
-  return readFileSync('/proc/self/mountinfo', 'utf8')
-    .split('\n')
-    .map((l) => (l.split(' ')[4] ?? '').replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8))))
+  return parseMountinfo(readFileSync('/proc/self/mountinfo', 'utf8'))
+    .map((m) => m.target)
     .filter((t) => t.startsWith(`${dir}/`) || (orAt && t === dir))
     .sort((a, b) => b.length - a.length);
 }
-
-/** The v1 hierarchies and the unified one, as the node mounts them (co-mounted ones appear once). */
-const hierarchies = (): string[] =>
-  readdirSync(CGROUPS, { withFileTypes: true })
-    .filter((e) => e.isDirectory() && existsSync(join(CGROUPS, e.name, 'cgroup.procs')))
-    .map((e) => join(CGROUPS, e.name));
 
 export class PodRuntime {
   private constructor(
@@ -120,7 +115,7 @@ export class PodRuntime {
       for (const slice of ['kubepods.slice', 'kubepods-besteffort.slice', 'kubepods-burstable.slice']) await transientSlice(slice);
       return;
     }
-    for (const h of hierarchies()) {
+    for (const h of hierarchies().map((n) => join(CGROUP_ROOT, n))) {
       for (const rel of ['kubepods', 'kubepods/besteffort', 'kubepods/burstable']) {
         const dir = join(h, rel);
         if (existsSync(dir)) continue;
@@ -279,7 +274,7 @@ export class PodRuntime {
     if (this.driver === 'systemd') {
       await run('systemctl', ['stop', parent.slice(parent.lastIndexOf('/') + 1)]);
     }
-    for (const h of hierarchies()) {
+    for (const h of hierarchies().map((n) => join(CGROUP_ROOT, n))) {
       try {
         rmdirSync(join(h, parent)); // a cgroup goes with rmdir only, and only once empty
       } catch {

@@ -45,7 +45,7 @@ export function starttimeOf(pid: number): string | undefined {
 export const isAlive = (h: NodeHandle): boolean => starttimeOf(h.pid) === h.starttime;
 
 /** Mounted hierarchies; co-mounted ones (cpu,cpuacct) also appear as symlinks (cpu, cpuacct): skip those. */
-const hierarchies = (): string[] =>
+export const hierarchies = (): string[] =>
   readdirSync(CGROUP_ROOT, { withFileTypes: true })
     .filter((e) => e.isDirectory() && existsSync(join(CGROUP_ROOT, e.name, 'cgroup.procs')))
     .map((e) => e.name);
