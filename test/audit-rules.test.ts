@@ -12,7 +12,7 @@ import type { ClusterView } from '../src/audit/cluster.js';
 
 const UID = '6a7789b6-6d5b-415c-8273-04842e2a6f4d';
 const HASH = '3f2b0a4c9d8e7f6a5b4c3d2e1f0a9b8c'; // a static pod's UID on the node: its manifest's hash
-const state = (over: Partial<NodeState>): NodeState => ({ ...emptyState(), hostname: 'node2', ...over });
+const state = (over: Partial<NodeState>): NodeState => ({ ...emptyState(), hostname: 'node2', runtimes: [{ name: 'containerd', running: true, answered: true }], ...over });
 const pod = (uid: string, over: Partial<V1Pod> = {}): V1Pod => ({ metadata: { name: `p-${uid.slice(0, 4)}`, namespace: 'default', uid, ...over.metadata }, spec: { nodeName: 'node2', containers: [], ...over.spec }, ...(over.status ? { status: over.status } : {}) });
 const kinds = (fs: { kind: string; subject: string }[]) => fs.map((f) => `${f.kind} ${f.subject}`);
 /** The kubelet's cgroups as the probe lists them in one hierarchy. */
@@ -45,8 +45,8 @@ describe('node traces against the pods the API knows', () => {
   it('knows a static pod by its mirror pod\'s config.mirror hash: its containers are no phantom', () => {
     const s = state({ containers: [running('s1', HASH, 'sandbox', 10), running('c1', HASH, 'container', 11)] });
     const mirror = pod('9c1e0c5e-0000-4000-8000-000000000001', { metadata: { annotations: { 'kubernetes.io/config.mirror': HASH } } });
-    expect(nodeFindings(s, knownPods([mirror]))).toEqual([]);
-    expect(kinds(nodeFindings(s, knownPods([])))).toEqual(['phantom-pod kube-system/etcd-node2']);
+    expect(nodeFindings(s, knownPods([mirror])).findings).toEqual([]);
+    expect(kinds(nodeFindings(s, knownPods([])).findings)).toEqual(['phantom-pod kube-system/etcd-node2']);
   });
 
   it("says which ports a phantom's processes hold (a rejoin's \"port already in use\")", () => {
@@ -56,7 +56,7 @@ describe('node traces against the pods the API knows', () => {
       processes: new Map([[11, { pid: 11, ppid: 9, name: 'kube-apiserver', args: 'kube-apiserver --secure-port=6443', start: 3 }]]),
       listeners: [{ addr: '*', port: 6443, holders: [{ name: 'kube-apiserver', pid: 11 }] }, { addr: '*', port: 22, holders: [{ name: 'sshd', pid: 5 }] }],
     });
-    const [f] = nodeFindings(s, knownPods([]));
+    const [f] = nodeFindings(s, knownPods([])).findings;
     expect(f!.detail).toBe(`pod ${UID} runs on the node (2 of 2 containers running, listening on *:6443) but the API has no such pod`);
     expect(f!.evidence).toContain('process 11 kube-apiserver --secure-port=6443');
     expect(f!.evidence).toContain('port *:6443');
@@ -68,7 +68,7 @@ describe('node traces against the pods the API knows', () => {
       pods: { ...emptyState().pods, dirs: [UID] },
       cgroups: cgroups('/kubepods', '/kubepods/besteffort', `/kubepods/besteffort/pod${UID}`),
     });
-    expect(nodeFindings(s, undefined)).toEqual([]);
+    expect(nodeFindings(s, undefined).findings).toEqual([]);
   });
 
   it('an empty orphaned cgroup and a pod dir of no pod; with processes left the cgroup says so', () => {
@@ -81,7 +81,7 @@ describe('node traces against the pods the API knows', () => {
       // The QoS tree and the container's cgroup are no orphans of their own: the pod's cgroup is the finding.
       cgroups: cgroups('/kubepods', '/kubepods/besteffort', `/kubepods/besteffort/pod${other.replaceAll('-', '_')}`, `/kubepods/besteffort/pod${other.replaceAll('-', '_')}/abc`),
     });
-    const f = nodeFindings(s, knownPods([]));
+    const f = nodeFindings(s, knownPods([])).findings;
     expect(kinds(f)).toEqual([`orphan-pod-dir /var/lib/kubelet/pods/${other}`, `orphan-pod-cgroup /kubepods/besteffort/pod${other.replaceAll('-', '_')}`]);
     expect(f[0]!.detail).toBe('pod dir of no known pod, 1 mount still in it');
     expect(f[1]!.detail).toBe('pod cgroup of no known pod, 1 process still in it');
@@ -94,7 +94,7 @@ describe('node traces against the pods the API knows', () => {
       links: [{ name: 'veth1', master: 'cni0', peerNetns: 'cni-a' }, { name: 'veth2', master: 'cni0', peerNetns: 'cni-b' }, { name: 'app-veth0', peerNetns: 'app-vpn' }],
       pods: { ...emptyState().pods, netnsInodes: new Map([['cni-a', '1'], ['cni-b', '2'], ['app-vpn', '3']]), procNetns: new Map([[10, '1'], [1, '9']]) },
     });
-    expect(kinds(nodeFindings(s, knownPods([])))).toEqual(['orphan-netns cni-b', 'orphan-veth veth2']);
+    expect(kinds(nodeFindings(s, knownPods([])).findings)).toEqual(['orphan-netns cni-b', 'orphan-veth veth2']);
   });
 
   it('a lease of a running sandbox is the pod\'s; of a stopped or unknown one it is orphaned', () => {
@@ -102,7 +102,7 @@ describe('node traces against the pods the API knows', () => {
       containers: [running('live', UID, 'sandbox', 10), { ...running('stopped', HASH, 'sandbox', 11), state: 'exited' }],
       pods: { ...emptyState().pods, leases: ['live', 'stopped', 'gone'].map((id, i) => ({ file: `/var/lib/cni/networks/cbr0/10.0.0.${i}`, network: 'cbr0', ip: `10.0.0.${i}`, sandbox: id })) },
     });
-    const f = nodeFindings(s, knownPods([pod(UID), pod(HASH)])).filter((x) => x.kind === 'orphan-ipam-lease');
+    const f = nodeFindings(s, knownPods([pod(UID), pod(HASH)])).findings.filter((x) => x.kind === 'orphan-ipam-lease');
     expect(f.map((x) => x.detail)).toEqual(['cbr0 lease of 10.0.0.1 names sandbox stopped, which is not running', 'cbr0 lease of 10.0.0.2 names sandbox gone, which does not exist']);
   });
 });
@@ -133,7 +133,9 @@ describe("the API's own leftovers", () => {
 
   it('an etcd member is stale only when neither its name nor its URLs name an inventory host', () => {
     const member = (id: string, name: string, peer: string) => ({ id, name, isLearner: false, peerURLs: [peer], clientURLs: [] });
-    const s = { ...emptyState(), etcd: { endpoint: 'e', members: [member('a', 'node2', 'https://10.9.9.9:2380'), member('b', 'etcd-x', 'https://198.18.0.12:2380'), member('c', 'old-cp', 'https://10.0.0.3:2380')], health: [] } };
+    const s = { ...emptyState(), etcdGroup: { addresses: ['node2'], self: true }, etcd: { endpoint: 'e', members: [member('a', 'node2', 'https://10.9.9.9:2380'), member('b', 'etcd-x', 'https://198.18.0.12:2380'), member('c', 'old-cp', 'https://10.0.0.3:2380')], health: [] } };
     expect(etcdFindings(new Map([['node2', s]]), fleet()).map((x) => x.subject)).toEqual(['old-cp']);
+    // A package's etcd serving no cluster (nothing ties it to this one) is not judged.
+    expect(etcdFindings(new Map([['node2', { ...s, etcdGroup: { addresses: [], self: false } }]]), fleet())).toEqual([]);
   });
 });

@@ -202,7 +202,7 @@ describe("host-local's leases, both formats", () => {
 describe("verify's and the audit's one rule", () => {
   const live = (file: string, over: Partial<NodeState> = {}): NodeState => {
     const r = recording(file);
-    return { ...emptyState(), hostname: 'n30', pid1: 'tini', cgroups: probeCgroups(cgroupTree(recordedCgroups(r))), k8sCgroups: recordedK8sCgroups(r), ...over };
+    return { ...emptyState(), hostname: 'n30', pid1: 'tini', runtimes: [{ name: 'containerd', running: true, answered: true }], cgroups: probeCgroups(cgroupTree(recordedCgroups(r))), k8sCgroups: recordedK8sCgroups(r), ...over };
   };
 
   it('verify reports every cgroup of the tree, QoS parents and root included, with the processes in it', () => {
@@ -228,7 +228,7 @@ describe("verify's and the audit's one rule", () => {
 
   it("the audit's orphans are pod cgroups only: never the running kubelet's QoS tree, never a container's on its own", () => {
     const s = live('cgroupfs-live.txt');
-    const orphans = nodeFindings(s, knownPods([])).filter((x) => x.kind === 'orphan-pod-cgroup');
+    const orphans = nodeFindings(s, knownPods([])).findings.filter((x) => x.kind === 'orphan-pod-cgroup');
     expect(sorted(orphans.map((x) => x.subject))).toEqual([
       '/kubepods/besteffort/podd6391ae8-6f84-4d2e-beff-ec63f7b77fb7',
       '/kubepods/burstable/pod0ee4b95f-cc8f-48dd-99f8-b8a924ca311a',
@@ -237,7 +237,7 @@ describe("verify's and the audit's one rule", () => {
     const web = orphans.find((x) => x.subject.includes('d6391ae8'));
     expect(web?.target.cgroups).toEqual(['/kubepods/besteffort/podd6391ae8-6f84-4d2e-beff-ec63f7b77fb7']);
     expect(web?.detail).toBe('pod cgroup of no known pod, 2 processes still in it');
-    const systemd = nodeFindings(live('systemd-driver-live.txt'), knownPods([])).filter((x) => x.kind === 'orphan-pod-cgroup');
+    const systemd = nodeFindings(live('systemd-driver-live.txt'), knownPods([])).findings.filter((x) => x.kind === 'orphan-pod-cgroup');
     expect(systemd.map((x) => x.subject).every((p) => /-pod[0-9a-f_]+\.slice$/.test(p))).toBe(true);
     expect(systemd).toHaveLength(3);
   });

@@ -29,8 +29,8 @@ describe('probe parsers', () => {
   it("reads crictl's JSON (pods and containers) into sandboxes and containers", () => {
     const c = parseCrictl(fixture('pods.json'), fixture('containers.json'));
     expect(c).toEqual([
-      { id: '7c5d52d2e6a13d7a2b4e2f0ec3bd6d7f6c1c5ef3e1ba7d2d03a5b8f0a1c2d3e4', runtime: 'containerd', kind: 'sandbox', pod: 'kube-system/kube-apiserver-node1', state: 'SANDBOX_READY', podUid: '4b4b2b1c0d6a9b9a8f7e6d5c4b3a2918' },
-      { id: 'e0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f', runtime: 'containerd', kind: 'sandbox', pod: 'kube-system/coredns-7c65d6cfc9-x2x4q', state: 'SANDBOX_NOTREADY', podUid: '8d1c5c0e-2f44-4a53-9d7a-2f6f3b7f1d11' },
+      { id: '7c5d52d2e6a13d7a2b4e2f0ec3bd6d7f6c1c5ef3e1ba7d2d03a5b8f0a1c2d3e4', runtime: 'containerd', kind: 'sandbox', pod: 'kube-system/kube-apiserver-node1', state: 'SANDBOX_READY', podUid: '4b4b2b1c0d6a9b9a8f7e6d5c4b3a2918', configSource: 'file' },
+      { id: 'e0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f', runtime: 'containerd', kind: 'sandbox', pod: 'kube-system/coredns-7c65d6cfc9-x2x4q', state: 'SANDBOX_NOTREADY', podUid: '8d1c5c0e-2f44-4a53-9d7a-2f6f3b7f1d11', configSource: 'api' },
       { id: 'a3f9c1d2e3b4a5968778695a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c', runtime: 'containerd', kind: 'container', name: 'kube-apiserver', pod: 'kube-system/kube-apiserver-node1', state: 'CONTAINER_RUNNING', sandboxId: '7c5d52d2e6a13d7a2b4e2f0ec3bd6d7f6c1c5ef3e1ba7d2d03a5b8f0a1c2d3e4', podUid: '4b4b2b1c0d6a9b9a8f7e6d5c4b3a2918' },
       { id: 'b1c2d3e4f5a60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90', runtime: 'containerd', kind: 'container', name: 'coredns', pod: 'kube-system/coredns-7c65d6cfc9-x2x4q', state: 'CONTAINER_EXITED', sandboxId: 'e0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f', podUid: '8d1c5c0e-2f44-4a53-9d7a-2f6f3b7f1d11' },
     ]);
@@ -51,7 +51,7 @@ describe('probe parsers', () => {
       `${b}/bbb/init.pid:130`,
     ].join('\n');
     const running = procs([[120, 50, 'sleep', ['/bin/sleep', '2147483647']]]);
-    expect(parseCtr('aaa\nccc\n', bundles, running)).toEqual([
+    expect(parseCtr('aaa\nccc\n#answered\n', bundles, running)).toEqual([
       { id: 'aaa', runtime: 'containerd', kind: 'sandbox', pod: 'kube-system/etcd-node1', podUid: '3f2b0a4c9d8e7f6a5b4c3d2e1f0a9b8c', pid: 120, state: 'running' },
       { id: 'ccc', runtime: 'containerd', kind: 'unknown', state: 'no task' },
       { id: 'bbb', runtime: 'containerd', kind: 'container', name: 'etcd', pid: 130, state: 'exited, task bundle left (containerd does not list it)' },

@@ -46,6 +46,7 @@ const withCrictl = (c: NodeState['containers']): NodeState => ({
   ...emptyState(),
   hostname: 'n30',
   tools: new Set(['crictl', 'ctr']),
+  crictl: { endpoint: 'unix:///run/containerd/containerd.sock', runtime: 'containerd' },
   processes: new Map([[100, { pid: 100, ppid: 1, name: 'containerd', args: '/usr/bin/containerd', start: 1 }]]),
   containers: c,
 });

@@ -10,7 +10,7 @@ import type { StepContext } from '../src/engine/step.js';
 import { STEPS } from '../src/steps/index.js';
 import { etcdInterlock } from '../src/steps/services.js';
 import { parseIptablesSave } from '../src/probes/parse.js';
-import { findings } from '../src/verify/rules.js';
+import { clusterEtcd, findings, notes } from '../src/verify/rules.js';
 
 const state = (over: Partial<NodeState> = {}): NodeState => ({ ...blank(), hostname: 'node1', machineId: 'm', pid1: 'systemd', ...over });
 const ctx = (params: Record<string, unknown> = {}): StepContext => ({
@@ -116,7 +116,8 @@ describe('the etcd interlock', () => {
     { id: 'c', name: 'node3', isLearner: false, peerURLs: [], clientURLs: [] },
   ];
   const health = (n: number) => members.map((m, i) => ({ endpoint: m.name, healthy: i < n }));
-  const s = (etcd: NodeState['etcd']) => state({ ...(etcd ? { etcd } : {}) });
+  // An etcd of this cluster: kubespray's environment file is here.
+  const s = (etcd: NodeState['etcd']) => state({ ...(etcd ? { etcd } : {}), paths: [{ kind: 'etcd-config', path: '/etc/etcd.env' }] });
 
   it('refuses a voting member of a healthy cluster of more than one', () => {
     expect(etcdInterlock(s({ endpoint: 'e', memberId: 'a', members, health: health(3) }))).toMatch(/voting member of a healthy 3-member cluster/);
@@ -132,6 +133,38 @@ describe('the etcd interlock', () => {
 
   it('refuses when etcd runs but cannot be asked', () => {
     expect(etcdInterlock(s({ endpoint: 'e', members: [], health: [], error: 'etcdctl could not reach the local member' }))).toMatch(/could not tell/);
+  });
+
+  it("an etcd is the cluster's only on evidence: a package's etcd serving no cluster is left running, its ports a warning", () => {
+    const etcd = { pid: 700, ppid: 1, name: 'etcd', args: '/usr/bin/etcd', start: 5 };
+    // Debian's etcd.service: defaults, a healthy cluster of one, on localhost.
+    const view = { endpoint: 'http://127.0.0.1:2379', memberId: 'a', members: [{ id: 'a', name: 'node3', isLearner: false, peerURLs: ['http://localhost:2380'], clientURLs: ['http://localhost:2379'] }], health: [{ endpoint: 'http://localhost:2379', healthy: true }] };
+    const debian = state({
+      pid1: 'systemd', processes: new Map([[700, etcd]]), runningUnits: new Set(['etcd.service']), etcd: view,
+      listeners: [2379, 2380].map((port) => ({ addr: '127.0.0.1', port, holders: [{ name: 'etcd', pid: 700 }] })),
+      paths: [{ kind: 'etcd-data', path: '/var/lib/etcd/member' }],
+      etcdGroup: { addresses: ['node1', '10.0.0.1'], self: false },
+    });
+    expect(clusterEtcd(debian)).toBeUndefined();
+    expect(findings(debian)).toEqual([]);
+    expect(notes(debian)).toEqual([
+      "etcd runs here (pid 700) and nothing ties it to this cluster (no kubeadm manifest, no kubespray etcd.env or certificates, not on the inventory's etcd hosts): left running; its ports 2379, 2380 would collide with a control-plane rejoin; /var/lib/etcd/member left (it may be its data)",
+    ]);
+    expect(STEPS.etcd!.plan(debian, ctx({ graceSec: 10 }))).toEqual([]);
+    expect(STEPS.etcd!.refuse!(debian, ctx())).toBeUndefined();
+    // Each piece of evidence makes it the cluster's: stopped, its data removed, its ports findings.
+    const cases: [string, Partial<NodeState>][] = [
+      ["kubespray's etcd.env", { paths: [...debian.paths, { kind: 'etcd-config', path: '/etc/etcd.env' }] }],
+      ["kubeadm's manifest", { paths: [...debian.paths, { kind: 'static-pod-manifest', path: '/etc/kubernetes/manifests/etcd.yaml' }] }],
+      ["the inventory's etcd group", { etcdGroup: { addresses: ['node3'], self: true } }],
+      ["a peer URL on an etcd host", { etcd: { ...view, members: [{ ...view.members[0]!, peerURLs: ['http://10.0.0.1:2380'] }] } }],
+    ];
+    for (const [why, over] of cases) {
+      const ours = { ...debian, ...over };
+      expect(clusterEtcd(ours), why).toBeDefined();
+      expect(findings(ours).map((f) => f.kind).filter((k) => k === 'etcd-data' || k === 'etcd-process' || k === 'listening-port').sort(), why).toEqual(['etcd-data', 'etcd-process', 'listening-port', 'listening-port']);
+      expect(STEPS.etcd!.plan(ours, ctx({ graceSec: 10 })).map((a) => a.what), why).toEqual(['systemctl disable --now etcd.service', 'stop etcd (700)', 'remove etcd data /var/lib/etcd/member']);
+    }
   });
 });
 

@@ -44,6 +44,8 @@ export interface AuditOptions {
   connect: (host: Host) => Promise<Transport>;
   /** Every host of the inventory (an etcd member or Node of none of them is stale). */
   inventory: Host[];
+  /** The inventory's etcd group, for a host: only the cluster's etcd is judged (NodeState.etcdGroup). */
+  etcdGroup?: (host: Host) => NodeState['etcdGroup'];
   /** Where the API is; undefined with --no-api. */
   api?: ApiSource;
   stuckAfterSec: number;
@@ -53,9 +55,11 @@ export interface AuditOptions {
 }
 
 /** One probe of the audit's views; the connection is the caller's (the re-check and the fix reuse it). */
-async function probeHost(host: Host, connect: AuditOptions['connect']): Promise<{ state?: NodeState; error?: string }> {
+async function probeHost(host: Host, o: AuditOptions): Promise<{ state?: NodeState; error?: string }> {
   try {
-    return { state: await probeNode(await connect(host), { sudo: host.become, views: AUDIT_VIEWS }) };
+    const state = await probeNode(await o.connect(host), { sudo: host.become, views: AUDIT_VIEWS });
+    if (o.etcdGroup) state.etcdGroup = o.etcdGroup(host);
+    return { state };
   } catch (e) {
     if (!(e instanceof TransportError)) throw e;
     return { error: e.message };
@@ -64,15 +68,17 @@ async function probeHost(host: Host, connect: AuditOptions['connect']): Promise<
 
 export async function audit(hosts: Host[], o: AuditOptions): Promise<AuditReport> {
   const time = Date.now();
-  const [probes, cluster] = await Promise.all([Promise.all(hosts.map((h) => probeHost(h, o.connect))), o.api ? readCluster(o.api) : undefined]);
+  const [probes, cluster] = await Promise.all([Promise.all(hosts.map((h) => probeHost(h, o))), o.api ? readCluster(o.api) : undefined]);
   const view: ClusterView | undefined = cluster && 'view' in cluster ? cluster.view : undefined;
   const known = view ? knownPods(view.pods) : undefined;
   const states = new Map(hosts.flatMap((h, i) => (probes[i]?.state ? [[h.name, probes[i].state] as const] : [])));
   const reports: HostAudit[] = hosts.map((h, i) => {
     const p = probes[i] as { state?: NodeState; error?: string };
-    const r: HostAudit = { host: h.name, node: nodeNameOf(h), reachable: !!p.state, findings: p.state ? nodeFindings(p.state, known) : [] };
+    const judged = p.state ? nodeFindings(p.state, known) : { findings: [], unverified: [] };
+    const r: HostAudit = { host: h.name, node: nodeNameOf(h), reachable: !!p.state, findings: judged.findings };
     if (p.error) r.error = p.error;
-    if (p.state && p.state.uid !== 0) r.warnings = [`the probe ran as uid ${p.state.uid}, not root: some pod traces may be hidden (set ansible_become)`];
+    const warnings = [...(p.state && p.state.uid !== 0 ? [`the probe ran as uid ${p.state.uid}, not root: some pod traces may be hidden (set ansible_become)`] : []), ...judged.unverified];
+    if (warnings.length) r.warnings = warnings;
     return r;
   });
 

@@ -9,6 +9,7 @@ import { loadInventory, resolveTargets, type Host } from '../inventory/index.js'
 import { connector } from '../transport/connector.js';
 import type { Transport } from '../transport/types.js';
 import { inventoryKubeconfig } from '../cluster/kubeconfig.js';
+import { etcdGroupOf } from '../cluster/etcd.js';
 import { inputError, UserError } from '../util/errors.js';
 import { duration } from '../util/flags.js';
 import { printable } from '../verify/report.js';
@@ -76,6 +77,7 @@ export async function auditCommand(inventoryFile: string, targets: string[], fla
   const options = (connect: AuditOptions['connect']): AuditOptions => ({
     connect,
     inventory: all,
+    etcdGroup: etcdGroupOf(inventory),
     ...(api ? { api } : {}),
     staleAfterSec,
     stuckAfterSec,

@@ -10,6 +10,7 @@ import type { Container, NodeState } from '../probes/state.js';
 import { podUidOfProcessCgroup } from '../probes/parse.js';
 import type { ClusterView } from './cluster.js';
 import { hostOf } from '../cluster/etcd.js';
+import { clusterEtcd } from '../verify/rules.js';
 
 /** The audit's stable vocabulary of finding kinds (documented in the README, beside verify's). */
 export const AUDIT_KINDS = [
@@ -58,11 +59,37 @@ const podKey = (p: V1Pod) => `${p.metadata?.namespace}/${p.metadata?.name}`;
 const live = (c: Container) => c.state === 'running' || c.state === 'SANDBOX_READY' || c.state === 'CONTAINER_RUNNING';
 
 /**
+ * Why this node's runtimes cannot prove a pod gone, if they cannot: one did not
+ * answer (a stopped containerd still has pods it would recover), or a container's pod
+ * could not be read (it may be any pod's). Undefined: every runtime answered for
+ * every container it has.
+ */
+export function runtimeUnproven(s: NodeState): string | undefined {
+  const silent = s.runtimes.filter((r) => !r.answered);
+  if (silent.length) return silent.map((r) => (r.running ? `${r.name} did not answer` : `${r.name} is not running`)).join(' and ');
+  if (!s.runtimes.length) return 'the node has no container runtime decom can ask (containerd, Docker)';
+  const unread = s.containers.filter((c) => c.unread || (c.kind !== 'unknown' && !c.podUid));
+  if (unread.length) return `the pod of ${unread.length} container${unread.length === 1 ? '' : 's'} could not be read (${unread.slice(0, 3).map((c) => c.id.slice(0, 13)).join(', ')}${unread.length > 3 ? ', …' : ''}: ${unread[0]?.unread ?? 'no pod UID in its labels, annotations, log directory or cgroup'})`;
+  return undefined;
+}
+
+export interface NodeJudgement {
+  findings: AuditFinding[];
+  /** Pod traces whose owner could not be established, one line per kind: why, and what would settle it. Never findings, never fixed. */
+  unverified: string[];
+}
+
+/**
  * A node's pod traces judged against the pods the API knows (`known`; undefined:
  * no API, so only what the node itself proves: a trace of no pod the runtime has).
+ * A trace is an orphan only when every runtime on the node answered and none has a
+ * sandbox or container of its pod, running or not; otherwise it is unverified.
  */
-export function nodeFindings(s: NodeState, known: ReadonlyMap<string, V1Pod> | undefined): AuditFinding[] {
+export function nodeFindings(s: NodeState, known: ReadonlyMap<string, V1Pod> | undefined): NodeJudgement {
   const out: AuditFinding[] = [];
+  const unproven = runtimeUnproven(s);
+  const held = new Map<string, string[]>();
+  const hold = (what: string, subject: string) => held.set(what, [...(held.get(what) ?? []), subject]);
   const byUid = new Map<string, Container[]>();
   for (const c of s.containers) if (c.podUid) byUid.set(c.podUid, [...(byUid.get(c.podUid) ?? []), c]);
   /** pid -> pod UID of its cgroup. */
@@ -114,6 +141,10 @@ export function nodeFindings(s: NodeState, known: ReadonlyMap<string, V1Pod> | u
 
   for (const [uid, dir] of podDirs) {
     if (!orphan(uid)) continue;
+    if (unproven) {
+      hold('pod dir', dir);
+      continue;
+    }
     const mounts = mountsUnder(dir);
     out.push({
       kind: 'orphan-pod-dir',
@@ -127,6 +158,10 @@ export function nodeFindings(s: NodeState, known: ReadonlyMap<string, V1Pod> | u
     if (!orphan(uid)) continue;
     const pids = pidsOf(uid);
     const paths = cgroupsOf(uid);
+    if (unproven) {
+      hold('pod cgroup', paths[0] as string);
+      continue;
+    }
     out.push({
       kind: 'orphan-pod-cgroup',
       subject: paths[0] as string,
@@ -164,6 +199,10 @@ export function nodeFindings(s: NodeState, known: ReadonlyMap<string, V1Pod> | u
   const anySandboxes = new Set(s.containers.filter((c) => c.kind === 'sandbox').map((c) => c.id));
   for (const l of s.pods.leases) {
     if (liveSandboxes.has(l.sandbox)) continue;
+    if (unproven) {
+      hold('IPAM lease', l.file);
+      continue;
+    }
     out.push({
       kind: 'orphan-ipam-lease',
       subject: l.file,
@@ -172,7 +211,11 @@ export function nodeFindings(s: NodeState, known: ReadonlyMap<string, V1Pod> | u
       target: { file: l.file, sandbox: l.sandbox },
     });
   }
-  return out;
+  const unverified = [...held].map(
+    ([what, subjects]) =>
+      `${subjects.length} ${what}${subjects.length === 1 ? '' : 's'} unverified (${subjects.slice(0, 3).join(', ')}${subjects.length > 3 ? ', …' : ''}): ${unproven}, so no runtime proves ${subjects.length === 1 ? 'its pod' : 'their pods'} gone; audit again once it answers`,
+  );
+  return { findings: out, unverified };
 }
 
 /** How the cluster-wide rules see the fleet: which Node each audited host is, which hosts answered, the inventory's etcd addresses. */
@@ -308,6 +351,8 @@ function namespaceFinding(ns: V1Namespace, over: number, v: ClusterView): Placed
 export function etcdFindings(states: ReadonlyMap<string, NodeState>, f: Pick<Fleet, 'inventoryAddresses'>): Placed[] {
   const seen = new Map<string, Placed>();
   for (const s of states.values()) {
+    // A package's etcd serving no cluster is not this cluster's to judge.
+    if (!clusterEtcd(s)) continue;
     for (const m of s.etcd?.members ?? []) {
       if (seen.has(m.id)) continue;
       const urls = [...m.peerURLs, ...m.clientURLs];

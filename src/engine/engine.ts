@@ -4,6 +4,7 @@
  * the residue rules. --check plans every step on the state the steps before it will
  * leave, and changes nothing. Hosts run in parallel (forks), in batches (serial).
  */
+import { nodeNameOf } from '../cluster/node.js';
 import type { Host } from '../inventory/index.js';
 import { TransportError, type Transport } from '../transport/types.js';
 import { ALL_VIEWS, NARROWER, PURGE_VIEWS, type NodeState, type View } from '../probes/index.js';
@@ -76,6 +77,8 @@ export interface RunOptions {
   purge?: boolean;
   /** What the operator's kubeconfig says the cluster is: recognises its credentials once the node's PKI is gone. */
   operator?: NodeState['operator'];
+  /** The inventory's etcd group, for the host: an etcd serving it is the cluster's (NodeState.etcdGroup). */
+  etcdGroup?: (host: Host) => NodeState['etcdGroup'];
   /** The cluster side of a host (its Node, the API, its etcd peers), for playbooks with cluster steps. */
   cluster?(host: Host, log: (line: string) => void): ClusterContext;
 }
@@ -116,6 +119,7 @@ interface Opened {
 async function openHost(t: Transport, host: Host, o: RunOptions, planned: PlannedStep[], ctxOf: (p: PlannedStep) => StepContext, cluster: ClusterContext | undefined): Promise<Opened> {
   const first = await roundTrip(t, { actions: [], views: fullViews(o), sudo: host.become, timeoutSec: 60, preamble: acquireScript(o.runId, o.check) });
   if (o.operator) first.state.operator = o.operator;
+  if (o.etcdGroup) first.state.etcdGroup = o.etcdGroup(host);
   const lock = (first.sections.get('lock') ?? '').trim();
   o.journal.write({ host: host.name, event: 'host-start', check: o.check, hostname: first.state.hostname, lock });
   const [verdict, other] = lock.split(' ');
@@ -278,7 +282,7 @@ async function runHost(host: Host, o: RunOptions): Promise<HostResult> {
   const sudo = host.become;
   const planned = o.steps(host);
   const ctxOf = (p: PlannedStep): StepContext => ({
-    runId: o.runId, backupDir, host: host.name, vars: host.vars, params: p.params, operatorBackupDir: o.operatorBackupDir(host.name),
+    runId: o.runId, backupDir, host: host.name, node: nodeNameOf(host), vars: host.vars, params: p.params, operatorBackupDir: o.operatorBackupDir(host.name),
     before: new Set(planned.slice(0, planned.indexOf(p)).filter((x) => !x.skip).map((x) => x.step.name)),
   });
   let current: string | undefined;

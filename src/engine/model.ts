@@ -31,7 +31,8 @@ export function killProcesses(s: NodeState, pids: Iterable<number>): NodeState {
 }
 
 /** containerd's task bundles of the k8s.io namespace: a task's directory goes when the runtime deletes it. */
-export const K8S_TASKS = '/run/containerd/io.containerd.runtime.v2.task/k8s.io/';
+export { K8S_BUNDLES as K8S_TASKS } from '../probes/script.js';
+import { K8S_BUNDLES as K8S_TASKS } from '../probes/script.js';
 
 /** The CRI's per-sandbox dir (its /dev/shm is mounted there): RemovePodSandbox unmounts it. */
 const CRI_SANDBOXES = '/run/containerd/io.containerd.grpc.v1.cri/sandboxes/';

@@ -40,6 +40,8 @@ export interface StepContext {
   backupDir: string;
   /** The host's name in the inventory, and its variables. */
   host: string;
+  /** The Node this host is (decom_node_name, kubespray's kube_override_hostname, else the host's name): the kubelet names static pods after it. */
+  node?: string;
   vars: Record<string, unknown>;
   params: Record<string, unknown>;
   /** On the operator's machine: where this host's backup is copied to. */

@@ -4,7 +4,7 @@ import { TransportError } from '../transport/types.js';
 import { ALL_VIEWS, probeScript, type View } from './script.js';
 import {
   parseCertificates, parseCgroups, parseCrictl, parseKubeconfigs, parseCtr, parseDocker, parseDockerImages, parseEtcd, parseInstalled, parseIpvs, parseIptablesSave, parseLinks, parseManifests,
-  bundleNetns, mergeCniNat, parseKubeCgroups, parseMeta, parseMountinfo, parseNetns, parseLeases, parseNftTables, parsePaths, parsePodTraces, parseProcs, parseRoutes, parseSs, parseSystemctlShow, splitSections,
+  bundleNetns, mergeCniNat, parseCrictlEndpoint, parseRuntimes, parseKubeCgroups, parseMeta, parseMountinfo, parseNetns, parseLeases, parseNftTables, parsePaths, parsePodTraces, parseProcs, parseRoutes, parseSs, parseSystemctlShow, splitSections,
 } from './parse.js';
 import type { NodeState } from './state.js';
 
@@ -16,7 +16,7 @@ export const emptyState = (): NodeState => ({ hostname: '', machineId: '', pid1:
 
 const EMPTY = (): Omit<NodeState, 'hostname' | 'machineId' | 'pid1' | 'uid' | 'tools'> => ({
   paths: [], processes: new Map(), k8sCgroups: new Map(), listeners: [], mounts: [], netns: [], links: [], iptables: [],
-  nftTables: [], ipvs: [], units: new Map(), runningUnits: new Set(), containers: [], kubeletHealthy: false, staticPods: [],
+  nftTables: [], ipvs: [], units: new Map(), runningUnits: new Set(), containers: [], runtimes: [], crictl: {}, kubeletHealthy: false, staticPods: [],
   clusterCAs: [], anchors: [], kubeconfigs: [], bundleTrusts: [], sysctl: [], routes: [], ipsets: [], installed: [], images: [], imagesUnlisted: false, dockerImages: [],
   pods: { dirs: [], netnsInodes: new Map(), procNetns: new Map(), leases: [] },
   cgroups: { hierarchies: [], kube: [] }, iptablesDumps: [],
@@ -83,15 +83,16 @@ export function stateFromSections(s: Map<string, string>, prev?: NodeState): Nod
     st.units = parseSystemctlShow(get('systemd'));
   }
   if (has('task-bundles')) {
-    const crictl = meta.tools.has('crictl') && get('crictl-pods').trim() !== '';
+    st.crictl = parseCrictlEndpoint(get('crictl-endpoint'));
+    // crictl's objects are containerd's only where crictl talks to containerd (on a cri-dockerd node they are Docker's, listed below).
+    const crictl = meta.tools.has('crictl') && st.crictl.runtime === 'containerd' && get('crictl-pods').trim() !== '';
     const netns = bundleNetns(get('task-bundles'));
-    st.containers = [
-      ...(crictl
-        ? parseCrictl(get('crictl-pods'), get('crictl-containers'))
-        : parseCtr(get('ctr-containers'), get('task-bundles'), st.processes)
-      ).map((c) => (netns.has(c.id) ? { ...c, netns: netns.get(c.id) as string } : c)),
-      ...parseDocker(get('docker')),
-    ];
+    const cd = crictl
+      ? parseCrictl(get('crictl-pods'), get('crictl-containers'))
+      : parseCtr(get('ctr-containers'), get('task-bundles'), st.processes, get('ctr-info'));
+    st.containers = [...cd.map((c) => (netns.has(c.id) ? { ...c, netns: netns.get(c.id) as string } : c)), ...parseDocker(get('docker'))];
+    const answered = (section: string) => get(section).split('\n').includes('#answered');
+    st.runtimes = parseRuntimes(get('runtimes'), { containerd: crictl || answered('ctr-containers'), docker: answered('docker') }, get('task-bundles').trim() !== '');
   }
   if (has('manifests')) {
     st.kubeletHealthy = get('kubelet-healthz').trim() === 'ok';

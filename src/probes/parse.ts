@@ -2,7 +2,7 @@
  * Pure parsers: raw probe output in, typed views out. Each one takes the text a
  * single command prints and is tested on real output of that command.
  */
-import type { Container, EtcdView, IptablesTable, Kubeconfig, KubeCgroup, KubeCgroups, Link, Listener, Mount, PodTraces, Proc, Route, StaticPod, Unit } from './state.js';
+import type { Container, EtcdView, RuntimeStatus, IptablesTable, Kubeconfig, KubeCgroup, KubeCgroups, Link, Listener, Mount, PodTraces, Proc, Route, StaticPod, Unit } from './state.js';
 import { INSTALL_PATHS, type InstallKind, type StatePathKind } from './script.js';
 
 const lines = (s: string): string[] => s.split('\n').filter((l) => l.trim() !== '');
@@ -228,6 +228,7 @@ export function parseSystemctlShow(text: string): Map<string, Unit> {
 interface CrictlPod {
   id: string;
   metadata?: { name?: string; namespace?: string; uid?: string };
+  annotations?: Record<string, string>;
   state?: string;
 }
 interface CrictlContainer {
@@ -253,7 +254,11 @@ export function parseCrictl(podsJson: string, containersJson: string): Container
   const podName = new Map(pods.map((p) => [p.id, `${p.metadata?.namespace ?? '?'}/${p.metadata?.name ?? '?'}`]));
   const podUid = new Map(pods.flatMap((p) => (p.metadata?.uid ? [[p.id, p.metadata.uid] as const] : [])));
   return [
-    ...pods.map((p): Container => ({ id: p.id, runtime: 'containerd', kind: 'sandbox', pod: podName.get(p.id), state: p.state, ...(p.metadata?.uid ? { podUid: p.metadata.uid } : {}) })),
+    ...pods.map((p): Container => ({
+      id: p.id, runtime: 'containerd', kind: 'sandbox', pod: podName.get(p.id), state: p.state,
+      ...(p.metadata?.uid ? { podUid: p.metadata.uid } : {}),
+      ...(p.annotations?.['kubernetes.io/config.source'] ? { configSource: p.annotations['kubernetes.io/config.source'] } : {}),
+    })),
     ...containers.map(
       (c): Container => ({
         id: c.id,
@@ -271,45 +276,124 @@ export function parseCrictl(podsJson: string, containersJson: string): Container
   ];
 }
 
+/** The CRI's notes on one containerd container: annotations (short names) and labels (full names). */
+type Notes = Record<string, string>;
+
 /**
- * Without crictl: ids from `ctr -n k8s.io containers ls -q`, and from every task
- * bundle (which outlive containerd) the CRI annotations (kind, pod, name) and the
- * init PID, alive or not by the process list. A bundle with no container record
- * (containerd down) is still reported.
+ * The `task-bundles` (FILE:"key":"value" per grep -o match) and `ctr-info` ("@ID",
+ * then its matches; "!unanswered" when ctr failed) sections: each container's notes,
+ * its task's init PID, and the containers whose record could not be read.
  */
-export function parseCtr(idsText: string, bundlesText: string, procs: Map<number, Proc>): Container[] {
-  const notes = new Map<string, Record<string, string>>();
+export function criNotes(bundlesText: string, infoText = ''): { notes: Map<string, Notes>; pids: Map<string, number>; unread: Set<string> } {
+  const notes = new Map<string, Notes>();
   const pids = new Map<string, number>();
+  const unread = new Set<string>();
+  const note = (id: string, kv: string) => {
+    const a = /^"([^"]+)": ?"([^"]*)"$/.exec(kv);
+    if (a) notes.set(id, { ...notes.get(id), [(a[1] as string).replace(/^io\.kubernetes\.cri\./, '')]: a[2] as string });
+  };
   for (const l of lines(bundlesText)) {
     const m = /\/k8s\.io\/([^/]+)\/(config\.json|init\.pid):(.*)$/.exec(l);
     if (!m) continue;
-    const id = m[1] as string;
-    if (m[2] === 'init.pid') {
-      pids.set(id, Number(m[3]));
-      continue;
-    }
-    const a = /^"io\.kubernetes\.cri\.([a-z-]+)":"([^"]*)"$/.exec(m[3] as string);
-    if (!a) continue;
-    notes.set(id, { ...notes.get(id), [a[1] as string]: a[2] as string });
+    if (m[2] === 'init.pid') pids.set(m[1] as string, Number(m[3]));
+    else note(m[1] as string, m[3] as string);
   }
-  const known = new Set(lines(idsText).map((l) => l.trim()));
+  let id: string | undefined;
+  for (const l of lines(infoText)) {
+    if (l.startsWith('@')) notes.set((id = l.slice(1)), notes.get(l.slice(1)) ?? {});
+    else if (id && l === '!unanswered') unread.add(id);
+    else if (id) note(id, l);
+  }
+  return { notes, pids, unread };
+}
+
+/** A cgroupsPath's pod: "/kubepods/burstable/podUID/ID" (cgroupfs) or "kubepods-burstable-podUID.slice:cri-containerd:ID" (systemd). */
+const podUidOfCgroupsPath = (p: string | undefined): string | undefined =>
+  p === undefined ? undefined : p.includes('/') ? podUidOfProcessCgroup(p) : podUidOfCgroup(p.split(':')[0] as string);
+
+/**
+ * Who a container's pod is, from whichever source this containerd wrote: the
+ * sandbox-* annotations (uid since 1.6.11, name and namespace since 1.5), the kubelet's
+ * labels on the containerd object, the sandbox's log directory /var/log/pods/NS_NAME_UID
+ * (every version) and the pod cgroup in its cgroupsPath (every version). They agree
+ * where more than one is there; a container with none takes its sandbox's.
+ */
+export function criIdentity(n: Notes): { kind: Container['kind']; uid?: string; namespace?: string; pod?: string; name?: string; sandboxId?: string } {
+  const type = n['container-type'] ?? n['io.cri-containerd.kind'];
+  const log = /\/var\/log\/pods\/([^_/]+)_([^_/]+)_([^_/]+)\/?$/.exec(n['sandbox-log-directory'] ?? '');
+  const out: ReturnType<typeof criIdentity> = { kind: type === 'sandbox' ? 'sandbox' : type === 'container' ? 'container' : 'unknown' };
+  const uid = n['sandbox-uid'] || n['io.kubernetes.pod.uid'] || log?.[3] || podUidOfCgroupsPath(n.cgroupsPath);
+  const pod = n['sandbox-name'] || n['io.kubernetes.pod.name'] || log?.[2];
+  const namespace = n['sandbox-namespace'] || n['io.kubernetes.pod.namespace'] || log?.[1];
+  const name = n['container-name'] || n['io.kubernetes.container.name'];
+  if (uid) out.uid = uid;
+  if (pod) out.pod = pod;
+  if (namespace) out.namespace = namespace;
+  if (name && out.kind === 'container') out.name = name;
+  if (out.kind === 'container' && n['sandbox-id']) out.sandboxId = n['sandbox-id'];
+  return out;
+}
+
+/**
+ * Without crictl: ids from `ctr -n k8s.io containers ls -q` (with "#answered" when ctr
+ * answered), and each container's pod from its task bundle (which outlives containerd)
+ * or, for one with no task, from its record (`ctr-info`); the init PID, alive or not
+ * by the process list. A bundle with no container record is still reported.
+ */
+export function parseCtr(idsText: string, bundlesText: string, procs: Map<number, Proc>, infoText = ''): Container[] {
+  const { notes, pids, unread } = criNotes(bundlesText, infoText);
+  const listed = lines(idsText).map((l) => l.trim());
+  const answered = listed.includes('#answered');
+  const known = new Set(listed.filter((l) => !l.startsWith('#')));
   const ids = new Set([...known, ...notes.keys(), ...pids.keys()]);
+  const who = new Map([...ids].map((id) => [id, criIdentity(notes.get(id) ?? {})] as const));
   return [...ids].map((id): Container => {
-    const a = notes.get(id) ?? {};
-    const kind = a['container-type'] === 'sandbox' ? 'sandbox' : a['container-type'] === 'container' ? 'container' : 'unknown';
-    const c: Container = { id, runtime: 'containerd', kind };
-    if (a['sandbox-name']) c.pod = `${a['sandbox-namespace'] ?? '?'}/${a['sandbox-name']}`;
-    if (a['container-name']) c.name = a['container-name'];
-    if (a['sandbox-uid']) c.podUid = a['sandbox-uid'];
-    if (a['container-type'] === 'container' && a['sandbox-id']) c.sandboxId = a['sandbox-id'];
+    const me = who.get(id) as ReturnType<typeof criIdentity>;
+    const sandbox = me.sandboxId ? who.get(me.sandboxId) : undefined;
+    const uid = me.uid ?? sandbox?.uid;
+    const pod = me.pod ?? sandbox?.pod;
+    const c: Container = { id, runtime: 'containerd', kind: me.kind };
+    if (pod) c.pod = `${me.namespace ?? sandbox?.namespace ?? '?'}/${pod}`;
+    if (me.name) c.name = me.name;
+    if (uid) c.podUid = uid;
+    if (me.sandboxId) c.sandboxId = me.sandboxId;
+    if (unread.has(id)) c.unread = 'containerd did not answer `ctr containers info` for it';
     const pid = pids.get(id);
     if (pid !== undefined) {
       c.pid = pid;
       c.state = procs.has(pid) ? 'running' : 'exited';
     } else c.state = 'no task';
-    if (!known.has(id)) c.state += ', task bundle left (containerd does not list it)';
+    if (answered && !known.has(id)) c.state += ', task bundle left (containerd does not list it)';
     return c;
   });
+}
+
+/**
+ * The runtimes the node has and whether each answered this probe: only a runtime
+ * that answered can prove a pod gone. containerd answers through crictl (when crictl
+ * talks to it) or ctr, Docker through docker.
+ */
+export function parseRuntimes(text: string, answered: { containerd: boolean; docker: boolean }, bundles: boolean): RuntimeStatus[] {
+  const l = new Set(lines(text));
+  const out: RuntimeStatus[] = [];
+  if (l.has('containerd installed') || l.has('containerd running') || bundles) {
+    out.push({ name: 'containerd', running: l.has('containerd running'), answered: answered.containerd });
+  }
+  if (l.has('docker installed') || l.has('docker running')) out.push({ name: 'docker', running: l.has('docker running'), answered: answered.docker });
+  return out;
+}
+
+/**
+ * Which runtime crictl talks to: /etc/crictl.yaml's runtime-endpoint, else the first
+ * of crictl's default sockets that exists (the `crictl-endpoint` section).
+ */
+export function parseCrictlEndpoint(text: string): { endpoint?: string; runtime?: 'containerd' | 'docker' | 'other' } {
+  const ls = lines(text);
+  const set = ls.map((x) => /^\s*runtime-endpoint:\s*['"]?([^'"\s#]+)/.exec(x)?.[1]).find(Boolean);
+  const endpoint = set ?? ls.find((x) => x.startsWith('socket '))?.slice('socket '.length);
+  if (!endpoint) return {};
+  const runtime = /dockershim|cri-dockerd/.test(endpoint) ? 'docker' : /containerd/.test(endpoint) ? 'containerd' : 'other';
+  return { endpoint, runtime };
 }
 
 /** Each task bundle's network namespace, when it has a named one: sandbox id -> cni-… name. */
@@ -324,7 +408,7 @@ export function bundleNetns(bundlesText: string): Map<string, string> {
 
 /** `docker ps -a --filter name=^k8s_ --format '{{.ID}}\t{{.Names}}\t{{.State}}'` (cri-dockerd naming). */
 export function parseDocker(text: string): Container[] {
-  return lines(text).map((l): Container => {
+  return lines(text).filter((l) => !l.startsWith('#')).map((l): Container => {
     const [id = '', name = '', state = ''] = l.split('\t');
     // k8s_<container>_<pod>_<namespace>_<uid>_<attempt>; the sandbox's container is "POD".
     const parts = name.split('_');

@@ -125,6 +125,20 @@ const KUBE_CGROUP_GLOBS = [
   '/kubepods.slice/kubepods-*.slice/*.scope/', '/kubepods.slice/kubepods-*.slice/kubepods-*.slice/*.scope/',
 ];
 
+/** containerd's task bundles of Kubernetes' namespace: they outlive containerd (a task runs on under its shim). */
+export const K8S_BUNDLES = '/run/containerd/io.containerd.runtime.v2.task/k8s.io/';
+
+/**
+ * What names a containerd container's pod, as grep -o prints it from a bundle's
+ * config.json (compact JSON) or `ctr containers info` (indented: a space after the
+ * colon). Every containerd since 1.4 writes the sandbox's log directory
+ * (/var/log/pods/NS_NAME_UID), a container's sandbox-id, the cgroup path and, on
+ * the containerd object, the kubelet's labels; sandbox-name and -namespace since
+ * 1.5, sandbox-uid since 1.6.11.
+ */
+export const CRI_IDENTITY =
+  '"(io\\.kubernetes\\.cri\\.(container-type|container-name|sandbox-id|sandbox-name|sandbox-namespace|sandbox-uid|sandbox-log-directory)|io\\.kubernetes\\.(pod\\.(uid|name|namespace)|container\\.name)|io\\.cri-containerd\\.kind|cgroupsPath)": ?"[^"]*"';
+
 /** The `kube-cgroups` section: "@HIERARCHY" lines, each followed by the kubelet's cgroups in it (parseKubeCgroups). */
 export const KUBE_CGROUPS_PROBE = `${CGROUP_HIERARCHIES}
 for h in $CGH; do
@@ -284,23 +298,41 @@ s systemd
 # masked) or auto-restarting, even with its unit file removed without a daemon-reload.
 [ "$PID1" = systemd ] && [ -z "$KU" ] && has systemctl && $T systemctl show -p Id,LoadState,ActiveState,UnitFileState kubelet.service`)}
 ${v('containers', `
-# Runtime clients only when their daemon runs (a stale socket makes them hang).
+# Runtime clients only when their daemon runs (a stale socket makes them hang). Each
+# client that answers says so (#answered): a runtime that did not answer proves nothing dead.
 CONTAINERD=; running containerd && CONTAINERD=1
+s runtimes
+has containerd && echo 'containerd installed'
+[ -n "$CONTAINERD" ] && echo 'containerd running'
+{ has dockerd || has docker; } && echo 'docker installed'
+running dockerd && echo 'docker running'
+# Which runtime crictl talks to: /etc/crictl.yaml's endpoint, else the sockets crictl tries by default.
+s crictl-endpoint
+[ -r /etc/crictl.yaml ] && grep -E '^[[:space:]]*runtime-endpoint:' /etc/crictl.yaml
+for k in /var/run/dockershim.sock /run/containerd/containerd.sock /run/crio/crio.sock /var/run/cri-dockerd.sock; do [ -S "$k" ] && printf 'socket %s\n' "$k"; done
 s crictl-pods
 [ -n "$CONTAINERD" ] && has crictl && $T crictl pods -o json
 s crictl-containers
 [ -n "$CONTAINERD" ] && has crictl && $T crictl ps -a -o json
 s ctr-containers
-[ -n "$CONTAINERD" ] && has ctr && $T ctr -n k8s.io containers ls -q
-# Every task bundle's CRI annotations, network namespace and init PID: there even when containerd is down.
+[ -n "$CONTAINERD" ] && has ctr && IDS=$($T ctr -n k8s.io containers ls -q) && printf '%s\n#answered\n' "$IDS"
+# Every task bundle's CRI annotations, cgroup, network namespace and init PID: there even when containerd is down.
 s task-bundles
-set -- /run/containerd/io.containerd.runtime.v2.task/k8s.io/*/config.json /run/containerd/io.containerd.runtime.v2.task/k8s.io/*/init.pid
-grep -H -o -E '"io\\.kubernetes\\.cri\\.(container-type|container-name|sandbox-id|sandbox-name|sandbox-namespace|sandbox-uid)":"[^"]*"|"type":"network","path":"[^"]*"|^[0-9]+$' "$@"
+set -- ${K8S_BUNDLES}*/config.json ${K8S_BUNDLES}*/init.pid
+grep -H -o -E '${CRI_IDENTITY}|"type":"network","path":"[^"]*"|^[0-9]+$' "$@"
+# A container with no task has no bundle: while containerd answers, its record names its pod
+# (the kubelet's labels, the CRI's annotations), in every containerd version.
+s ctr-info
+for id in $IDS; do
+  [ -e ${K8S_BUNDLES}"$id"/config.json ] && continue
+  printf '@%s\n' "$id"
+  if o=$($T ctr -n k8s.io containers info "$id"); then printf '%s\n' "$o" | grep -o -E '${CRI_IDENTITY}'; else echo '!unanswered'; fi
+done
 # host-local's leases name their sandboxes: a runtime's teardown (CNI DEL) releases its own.
 s ipam-leases
 ${IPAM_LEASES_PROBE}
 s docker
-running dockerd && has docker && $T docker ps -a --no-trunc --filter name=^k8s_ --format '{{.ID}}\\t{{.Names}}\\t{{.State}}'`)}
+running dockerd && has docker && $T docker ps -a --no-trunc --filter name=^k8s_ --format '{{.ID}}\t{{.Names}}\t{{.State}}' && echo '#answered'`)}
 ${v('kubelet', `
 # The kubelet tears static pods down only while it is healthy; which pods are static
 # is read from the manifests (name, namespace).

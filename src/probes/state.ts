@@ -26,6 +26,10 @@ export interface NodeState {
   /** Units whose cgroup exists, i.e. systemd runs them now: "kubelet.service", "etcd.service". */
   runningUnits: Set<string>;
   containers: Container[];
+  /** The container runtimes the node has (installed, running or with task bundles left), and whether each answered. */
+  runtimes: RuntimeStatus[];
+  /** Where crictl goes (/etc/crictl.yaml, else its first default socket there) and whose runtime that is. */
+  crictl: { endpoint?: string; runtime?: 'containerd' | 'docker' | 'other' };
   /** The kubelet answered `ok` on 127.0.0.1:10248/healthz: it will tear static pods down. */
   kubeletHealthy: boolean;
   /** The static pods' manifests, with the pod each one makes (the kubelet names it NAME-NODENAME). */
@@ -63,6 +67,12 @@ export interface NodeState {
    * once /etc/kubernetes is gone from the node.
    */
   operator?: { caBodies: string[]; servers: string[] };
+  /**
+   * The inventory's etcd group, set by the client: its hosts' names and addresses, and
+   * whether this host is one. An etcd serving them is the cluster's; one that nothing
+   * ties to the cluster (Debian's own etcd.service) is left alone.
+   */
+  etcdGroup?: { addresses: string[]; self: boolean };
   /** What pods leave on a live node (the `pods` view, for the audit). */
   pods: PodTraces;
   /** The kubelet's cgroup tree (kubepods, kubepods.slice) in every hierarchy the node mounts. */
@@ -210,4 +220,16 @@ export interface Container {
   state?: string;
   /** PID of the task, when it has one. */
   pid?: number;
+  /** Why its pod could not be read (the runtime did not answer for it): it may be any pod's. */
+  unread?: string;
+  /** Where the kubelet got the pod (a sandbox's `kubernetes.io/config.source`, where crictl gives it): `file` is a static pod. */
+  configSource?: string;
+}
+
+/** A container runtime the node has, and whether it answered this probe. */
+export interface RuntimeStatus {
+  name: 'containerd' | 'docker';
+  running: boolean;
+  /** Its client listed its containers: only then can it prove a pod gone. */
+  answered: boolean;
 }

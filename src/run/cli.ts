@@ -12,7 +12,7 @@ import { inputError, UserError } from '../util/errors.js';
 import { count, duration } from '../util/flags.js';
 import { inventoryKubeconfig, kubeClients, kubeconfigPath, operatorIdentity } from '../cluster/kubeconfig.js';
 import type { ClusterContext } from '../cluster/context.js';
-import { addressesOf, hostOf } from '../cluster/etcd.js';
+import { addressesOf, etcdGroupOf, hostOf } from '../cluster/etcd.js';
 import { nodeNamed, nodeNameOf, registeredNodes } from '../cluster/node.js';
 import type { Transport } from '../transport/types.js';
 import { Journal, stateDir } from '../engine/journal.js';
@@ -200,6 +200,7 @@ export async function runCommand(inventoryFile: string, targets: string[], flags
     purge,
     ...(kube ? { cluster } : {}),
     ...(operator ? { operator } : {}),
+    etcdGroup: etcdGroupOf(inventory),
     ...(forks !== undefined ? { forks } : {}),
     ...(serial !== undefined ? { serial } : {}),
     ...(maxFailPercent !== undefined ? { maxFailPercent } : {}),

@@ -15,12 +15,25 @@ import { etcdInterlock } from './services.js';
 import { q, stopProcsScript, systemdNode } from '../engine/sh.js';
 
 
-/** The pods the kubelet makes of the manifests: NAME-NODENAME in the manifest's namespace. */
-function staticPodContainers(s: NodeState): Container[] {
-  const node = s.hostname.toLowerCase();
-  const pods = new Set(s.staticPods.filter((p) => p.name).map((p) => `${p.namespace}/${p.name}-${node}`));
-  return s.containers.filter((c) => c.pod !== undefined && pods.has(c.pod));
+/**
+ * The pods the kubelet makes of the manifests: NAME-NODE in the manifest's namespace,
+ * NODE being the Node's name (kubespray's --hostname-override) or, on kubeadm nodes,
+ * the OS hostname; and, where crictl shows the kubelet's annotations, every pod of a
+ * manifest's name whose sandbox says `kubernetes.io/config.source: file`.
+ */
+function staticPodContainers(s: NodeState, node: string | undefined): Container[] {
+  const nodes = new Set([s.hostname, node ?? ''].map((n) => n.toLowerCase()).filter(Boolean));
+  const manifests = s.staticPods.filter((p) => p.name);
+  const pods = new Set(manifests.flatMap((p) => [...nodes].map((n) => `${p.namespace}/${p.name}-${n}`)));
+  const fromFile = new Set(
+    s.containers.filter((c) => c.kind === 'sandbox' && c.configSource === 'file' && manifests.some((p) => c.pod?.startsWith(`${p.namespace}/${p.name}-`))).map((c) => c.id),
+  );
+  return s.containers.filter((c) => (c.pod !== undefined && pods.has(c.pod)) || fromFile.has(c.id) || (c.sandboxId !== undefined && fromFile.has(c.sandboxId)));
 }
+
+/** A sh test that holds while the runtime still runs the container: containerd's task bundle, Docker's word. */
+const stillRunning = (c: Container): string =>
+  c.runtime === 'docker' ? `[ "$(docker inspect -f '{{.State.Running}}' -- ${q(c.id)} 2>/dev/null)" = true ]` : `[ -e ${K8S_TASKS}${q(c.id)} ]`;
 
 export const staticPods: Step = {
   name: 'static-pods',
@@ -38,21 +51,21 @@ export const staticPods: Step = {
         script: `umask 077; mkdir -p ${q(dest)} && mv -f -- ${manifests.map(q).join(' ')} ${q(dest)}/`,
       },
     ];
-    const pods = staticPodContainers(s);
+    const pods = staticPodContainers(s, ctx.node);
     if (s.kubeletHealthy && pods.length) {
       const names = [...new Set(pods.map((c) => c.pod))].join(', ');
       const t = Number(ctx.params.timeoutSec);
       actions.push({
         what: `wait up to ${t}s for the kubelet to stop ${names}`,
         nodeDecides: 'the kubelet stops these pods once their manifests are gone; what it leaves, the containers step removes',
-        // A task's bundle directory goes when the runtime deletes the task.
-        script: `n=${t * 10}; for id in ${pods.map((c) => q(c.id)).join(' ')}; do while [ -e ${K8S_TASKS}"$id" ] && [ "$n" -gt 0 ]; do n=$((n - 1)); sleep 0.1; done; done; [ "$n" -gt 0 ] || echo "the kubelet had not stopped every pod after ${t}s"`,
+        // Watched through the runtime that runs them: containerd's bundle directory goes when it deletes the task.
+        script: `n=${t * 10}\n${pods.map((c) => `while ${stillRunning(c)} && [ "$n" -gt 0 ]; do n=$((n - 1)); sleep 0.1; done`).join('\n')}\n[ "$n" -gt 0 ] || echo "the kubelet had not stopped every pod after ${t}s"`,
       });
     }
     return actions;
   },
-  after(s) {
-    const gone = new Set(staticPodContainers(s).map((c) => c.id));
+  after(s, ctx) {
+    const gone = new Set(staticPodContainers(s, ctx.node).map((c) => c.id));
     const next = removePaths(s, s.paths.filter((p) => p.kind === 'static-pod-manifest').map((p) => p.path));
     return { ...(s.kubeletHealthy ? removeContainers(next, (c) => gone.has(c.id)) : next), staticPods: [] };
   },
@@ -84,7 +97,8 @@ export const containers: Step = {
     // IDs come from the node: after `--`, none can pass for an option.
     const ids = (cs: Container[]) => `-- ${cs.map((c) => q(c.id)).join(' ')}`;
     const named = (cs: Container[]) => cs.map((c) => `${c.id.slice(0, 13)} (${c.pod ?? c.kind})`).join(', ');
-    if (cd.length && s.tools.has('crictl') && containerdUp) {
+    // crictl only where it talks to containerd (on a cri-dockerd node it would reach Docker's pods).
+    if (cd.length && s.tools.has('crictl') && s.crictl.runtime === 'containerd' && containerdUp) {
       const pods = cd.filter((x) => x.kind === 'sandbox');
       // Removing a sandbox removes its containers: crictl would fail on them (NotFound).
       const removed = new Set(pods.map((p) => p.id));

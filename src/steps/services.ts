@@ -8,7 +8,7 @@ import { z } from 'zod';
 import type { NodeState } from '../probes/index.js';
 import { killProcesses, removePaths } from '../engine/model.js';
 import type { Action, Step } from '../engine/step.js';
-import { kubeletUnitState } from '../verify/rules.js';
+import { clusterEtcd, foreignEtcd, kubeletUnitState } from '../verify/rules.js';
 import { q, stopProcsScript, systemdNode } from '../engine/sh.js';
 
 const K8S_DAEMONS: Record<string, string> = { kubelet: 'kubelet.service', 'cri-dockerd': 'cri-docker.service', crio: 'crio.service' };
@@ -54,10 +54,12 @@ export const kubelet: Step = {
   timeoutSec: (ctx) => Number(ctx.params.graceSec) + 60,
 };
 
-const etcdProcs = (s: NodeState) => [...s.processes.values()].filter((p) => p.name === 'etcd' && !s.k8sCgroups.has(p.pid));
+/** The cluster's etcd outside a pod (a pod's goes with its manifest): never an etcd nothing ties to the cluster. */
+const etcdProcs = (s: NodeState) => (clusterEtcd(s) ? [...s.processes.values()].filter((p) => p.name === 'etcd' && !s.k8sCgroups.has(p.pid)) : []);
 
-/** Why resetting this node would take a vote from a healthy etcd cluster, if it would. */
+/** Why resetting this node would take a vote from a healthy etcd cluster, if it would (only the cluster's etcd is asked about). */
 export function etcdInterlock(s: NodeState): string | undefined {
+  if (!clusterEtcd(s)) return undefined;
   const e = s.etcd;
   if (!e) {
     // It runs (as a service or a static pod) but the node has no etcdctl to ask it: assume the worst.
@@ -87,15 +89,17 @@ export const etcd: Step = {
   plan(s, ctx) {
     const actions: Action[] = [];
     const procs = etcdProcs(s);
-    if (systemdNode(s.pid1) && s.runningUnits.has('etcd.service')) {
+    if (systemdNode(s.pid1) && s.runningUnits.has('etcd.service') && clusterEtcd(s)) {
       actions.push({ what: 'systemctl disable --now etcd.service', script: 'systemctl disable --now --no-reload etcd.service 2>&1 || systemctl stop etcd.service' });
     }
     if (procs.length) actions.push({ what: `stop etcd (${procs.map((p) => p.pid).join(', ')})`, script: stopProcsScript(procs, Number(ctx.params.graceSec)) });
-    const data = s.paths.filter((p) => p.kind === 'etcd-data').map((p) => p.path);
+    // Not while an etcd nothing ties to the cluster runs: the data may be its own.
+    const data = foreignEtcd(s).length ? [] : s.paths.filter((p) => p.kind === 'etcd-data').map((p) => p.path);
     if (data.length) actions.push({ what: `remove etcd data ${data.join(', ')}`, script: `rm -rf --one-file-system -- ${data.map(q).join(' ')}` });
     return actions;
   },
   after(s) {
+    if (foreignEtcd(s).length) return s;
     const next = killProcesses(s, etcdProcs(s).map((p) => p.pid));
     const runningUnits = new Set([...s.runningUnits].filter((x) => x !== 'etcd.service'));
     const { etcd: _gone, ...rest } = removePaths(next, s.paths.filter((p) => p.kind === 'etcd-data').map((p) => p.path));

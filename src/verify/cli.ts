@@ -1,6 +1,7 @@
 import { loadInventory, resolveTargets, type Host } from '../inventory/index.js';
 import { connector } from '../transport/connector.js';
 import { kubeconfigPath, operatorIdentity } from '../cluster/kubeconfig.js';
+import { etcdGroupOf } from '../cluster/etcd.js';
 import { exitCode, renderJson, renderText, verify } from './verify.js';
 
 export interface VerifyFlags {
@@ -23,7 +24,7 @@ export async function verifyCommand(inventoryFile: string, targets: string[], fl
     ? async (hs: Host[]) => (await import('../cluster/node.js')).registeredNodes(kubeconfig, hs.map((h) => h.name))
     : undefined;
   const operator = kubeconfig ? await operatorIdentity(kubeconfig) : undefined;
-  const reports = await verify(hosts, { connect, cluster, purge: flags.purge, ...(operator ? { operator } : {}) }).finally(close);
+  const reports = await verify(hosts, { connect, cluster, purge: flags.purge, etcdGroup: etcdGroupOf(inventory), ...(operator ? { operator } : {}) }).finally(close);
   process.stdout.write(flags.output === 'json' ? renderJson(reports) : renderText(reports, { details: flags.details }));
   return exitCode(reports);
 }

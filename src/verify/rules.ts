@@ -203,6 +203,15 @@ export function notes(s: NodeState): string[] {
   const unowned = unclaimedRoutes(s);
   if (unowned.length) out.push(`routes of a routing daemon left alone, since nothing shows a CNI ran here: ${unowned.map((r) => r.spec).join(', ')}`);
   if (s.imagesUnlisted) out.push("containerd is stopped: the images of its k8s.io namespace were not looked at (start it and run again with --purge)");
+  const other = foreignEtcd(s);
+  if (other.length) {
+    const ports = [...new Set(s.listeners.filter((l) => l.holders.some((h) => other.some((p) => p.pid === h.pid))).map((l) => l.port))].sort((a, b) => a - b);
+    const data = s.paths.filter((p) => p.kind === 'etcd-data').map((p) => p.path);
+    out.push(
+      `etcd runs here (pid ${other.map((p) => p.pid).join(', ')}) and nothing ties it to this cluster (no kubeadm manifest, no kubespray etcd.env or certificates, not on the inventory's etcd hosts): left running` +
+        `${ports.length ? `; its port${ports.length === 1 ? '' : 's'} ${ports.join(', ')} would collide with a control-plane rejoin` : ''}${data.length ? `; ${data.join(', ')} left (it may be its data)` : ''}`,
+    );
+  }
   const owned = packageOwned(s);
   if (owned.length) out.push(`installed by packages, left to the package manager (apt-get purge / dnf remove): ${owned.map((i) => `${i.path} (${i.owner})`).join(', ')}`);
   return out;
@@ -266,12 +275,46 @@ function cgroupDetail(s: NodeState, c: KubeCgroup): string {
   return `${what}, ${where}${pids.length ? `; processes in it: ${pids.slice(0, 3).join(', ')}${pids.length > 3 ? ` (+${pids.length - 3})` : ''}` : ''}`;
 }
 
+const urlHost = (u: string): string => {
+  try {
+    return new URL(u).hostname.replace(/^\[|\]$/g, '');
+  } catch {
+    return '';
+  }
+};
+
+/**
+ * Why the etcd running here is the cluster's, if anything shows it: it runs in a pod,
+ * kubeadm's manifest or kubespray's etcd.env or etcd certificates are here, this host
+ * is in the inventory's etcd group, or its member's peer URL is on a host of that
+ * group. Undefined: no evidence (a package's etcd serving no cluster), so it is left alone.
+ */
+export function clusterEtcd(s: NodeState): string | undefined {
+  const etcd = [...s.processes.values()].filter((p) => p.name === 'etcd');
+  if (etcd.some((p) => s.k8sCgroups.has(p.pid))) return 'it runs in a pod';
+  if (s.paths.some((p) => p.kind === 'static-pod-manifest' && /\/etcd[^/]*$/.test(p.path))) return "kubeadm's static pod manifest is here";
+  const kubespray = s.paths.find((p) => p.kind === 'etcd-config');
+  if (kubespray) return `kubespray's ${kubespray.path} is here`;
+  if (s.etcdGroup?.self) return "this host is in the inventory's etcd group";
+  const me = s.etcd?.members.find((m) => m.id === s.etcd?.memberId);
+  const peer = me?.peerURLs.find((u) => s.etcdGroup?.addresses.includes(urlHost(u)));
+  if (peer) return `its member's peer URL ${peer} is on a host of the inventory's etcd group`;
+  return undefined;
+}
+
+/** An etcd that runs outside a pod with nothing tying it to the cluster (Debian's etcd.service): its processes. */
+export const foreignEtcd = (s: NodeState): Proc[] =>
+  clusterEtcd(s) ? [] : [...s.processes.values()].filter((p) => p.name === 'etcd' && !s.k8sCgroups.has(p.pid));
+
 export function findings(s: NodeState): Finding[] {
   const out: Finding[] = [];
   const add = (kind: Kind, subject: string, detail: string) => out.push({ kind, subject, detail });
   const procs = s.processes;
+  const otherEtcd = new Set(foreignEtcd(s).map((p) => p.pid));
 
   for (const { kind, path } of s.paths) {
+    // Its data while an etcd nothing ties to the cluster runs: maybe that one's (a note says so).
+    if (kind === 'etcd-data' && otherEtcd.size) continue;
     if (kind === 'kubernetes-config' && path === '/etc/kubernetes/manifests') continue; // its entries are reported one by one
     // etcd's private keys are credentials: whoever holds them can read and write the cluster's state.
     if (kind === 'etcd-config' && path.endsWith('-key.pem')) add('credential', path, "a private key of the cluster's etcd PKI");
@@ -285,7 +328,7 @@ export function findings(s: NodeState): Finding[] {
     if (p.name === 'kubelet') add('kubelet-process', String(p.pid), p.args);
     if (K8S_ONLY_DAEMONS.has(p.name)) add('runtime-daemon', p.name, `pid ${p.pid}: ${p.args}`);
     // etcd run by systemd or by hand; one in a pod is judged with its container.
-    if (p.name === 'etcd' && !s.k8sCgroups.has(p.pid)) add('etcd-process', String(p.pid), p.args);
+    if (p.name === 'etcd' && !s.k8sCgroups.has(p.pid) && !otherEtcd.has(p.pid)) add('etcd-process', String(p.pid), `${p.args} (${clusterEtcd(s)})`);
   }
   const state = kubeletUnitState(s);
   if (state) add('kubelet-service', 'kubelet.service', `${state}; a running or enabled kubelet re-registers the Node`);
@@ -320,6 +363,7 @@ export function findings(s: NodeState): Finding[] {
 
   for (const l of s.listeners) {
     if (!KUBERNETES_PORTS.has(l.port)) continue;
+    if (l.holders.length && l.holders.every((h) => otherEtcd.has(h.pid))) continue;
     const who = l.holders.length ? l.holders.map((h) => `${h.name} (pid ${h.pid})`).join(', ') : 'an unknown process (probe not run as root?)';
     add('listening-port', String(l.port), `${l.addr}:${l.port} held by ${who}`);
   }

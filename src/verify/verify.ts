@@ -29,6 +29,8 @@ export interface VerifyOptions {
   purge?: boolean;
   /** What the operator's kubeconfig says the cluster is. */
   operator?: NodeState['operator'];
+  /** The inventory's etcd group, for a host (NodeState.etcdGroup). */
+  etcdGroup?: (host: Host) => NodeState['etcdGroup'];
 }
 
 async function verifyHost(host: Host, opts: VerifyOptions): Promise<HostReport> {
@@ -37,6 +39,7 @@ async function verifyHost(host: Host, opts: VerifyOptions): Promise<HostReport> 
     t = await opts.connect(host);
     const state = await probeNode(t, { sudo: host.become, views: opts.purge ? PURGE_VIEWS : ALL_VIEWS });
     if (opts.operator) state.operator = opts.operator;
+    if (opts.etcdGroup) state.etcdGroup = opts.etcdGroup(host);
     const report: HostReport = { host: host.name, reachable: true, clean: true, findings: findings(state) };
     const said = notes(state);
     if (said.length) report.warnings = said;
