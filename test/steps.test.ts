@@ -148,7 +148,7 @@ describe('the etcd interlock', () => {
     expect(clusterEtcd(debian)).toBeUndefined();
     expect(findings(debian)).toEqual([]);
     expect(notes(debian)).toEqual([
-      "etcd runs here (pid 700) and nothing ties it to this cluster (no kubeadm manifest, no kubespray etcd.env or certificates, not on the inventory's etcd hosts): left running; its ports 2379, 2380 would collide with a control-plane rejoin; /var/lib/etcd/member left (it may be its data)",
+      "etcd runs here (pid 700) and nothing ties it to this cluster (no kubeadm manifest, no kubespray etcd.env or member certificate, not on the inventory's etcd hosts): left running; its ports 2379, 2380 would collide with a control-plane rejoin; /var/lib/etcd/member left (it may be its data)",
     ]);
     expect(STEPS.etcd!.plan(debian, ctx({ graceSec: 10 }))).toEqual([]);
     expect(STEPS.etcd!.refuse!(debian, ctx())).toBeUndefined();

@@ -379,7 +379,8 @@ export function parseRuntimes(text: string, answered: { containerd: boolean; doc
   if (l.has('containerd installed') || l.has('containerd running') || bundles) {
     out.push({ name: 'containerd', running: l.has('containerd running'), answered: answered.containerd });
   }
-  if (l.has('docker installed') || l.has('docker running')) out.push({ name: 'docker', running: l.has('docker running'), answered: answered.docker });
+  // A stopped dockerd runs no container (its containers stop with it): only a running one counts.
+  if (l.has('docker running')) out.push({ name: 'docker', running: true, answered: answered.docker });
   return out;
 }
 

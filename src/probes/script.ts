@@ -304,7 +304,6 @@ CONTAINERD=; running containerd && CONTAINERD=1
 s runtimes
 has containerd && echo 'containerd installed'
 [ -n "$CONTAINERD" ] && echo 'containerd running'
-{ has dockerd || has docker; } && echo 'docker installed'
 running dockerd && echo 'docker running'
 # Which runtime crictl talks to: /etc/crictl.yaml's endpoint, else the sockets crictl tries by default.
 s crictl-endpoint

@@ -208,7 +208,7 @@ export function notes(s: NodeState): string[] {
     const ports = [...new Set(s.listeners.filter((l) => l.holders.some((h) => other.some((p) => p.pid === h.pid))).map((l) => l.port))].sort((a, b) => a - b);
     const data = s.paths.filter((p) => p.kind === 'etcd-data').map((p) => p.path);
     out.push(
-      `etcd runs here (pid ${other.map((p) => p.pid).join(', ')}) and nothing ties it to this cluster (no kubeadm manifest, no kubespray etcd.env or certificates, not on the inventory's etcd hosts): left running` +
+      `etcd runs here (pid ${other.map((p) => p.pid).join(', ')}) and nothing ties it to this cluster (no kubeadm manifest, no kubespray etcd.env or member certificate, not on the inventory's etcd hosts): left running` +
         `${ports.length ? `; its port${ports.length === 1 ? '' : 's'} ${ports.join(', ')} would collide with a control-plane rejoin` : ''}${data.length ? `; ${data.join(', ')} left (it may be its data)` : ''}`,
     );
   }
@@ -285,7 +285,7 @@ const urlHost = (u: string): string => {
 
 /**
  * Why the etcd running here is the cluster's, if anything shows it: it runs in a pod,
- * kubeadm's manifest or kubespray's etcd.env or etcd certificates are here, this host
+ * kubeadm's manifest or kubespray's etcd.env or member certificates are here, this host
  * is in the inventory's etcd group, or its member's peer URL is on a host of that
  * group. Undefined: no evidence (a package's etcd serving no cluster), so it is left alone.
  */
@@ -293,7 +293,8 @@ export function clusterEtcd(s: NodeState): string | undefined {
   const etcd = [...s.processes.values()].filter((p) => p.name === 'etcd');
   if (etcd.some((p) => s.k8sCgroups.has(p.pid))) return 'it runs in a pod';
   if (s.paths.some((p) => p.kind === 'static-pod-manifest' && /\/etcd[^/]*$/.test(p.path))) return "kubeadm's static pod manifest is here";
-  const kubespray = s.paths.find((p) => p.kind === 'etcd-config');
+  // kubespray's member environment, or a member certificate (workers hold node-* client certificates only).
+  const kubespray = s.paths.find((p) => p.path === '/etc/etcd.env' || /^\/etc\/ssl\/etcd\/ssl\/member-[^/]*\.pem$/.test(p.path));
   if (kubespray) return `kubespray's ${kubespray.path} is here`;
   if (s.etcdGroup?.self) return "this host is in the inventory's etcd group";
   const me = s.etcd?.members.find((m) => m.id === s.etcd?.memberId);
