@@ -31,8 +31,8 @@ const scratch = mkdtempSync(join(tmpdir(), 'decom-versions-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 /**
- * The probe's containers view run on this machine (no containerd runs here, so it asks
- * no client: containerd down) with the task bundle dir moved to a scratch copy.
+ * The probe's containers view run on this machine as if no daemon ran (it asks no
+ * client: containerd down), with the task bundle dir moved to a scratch copy.
  */
 function probeBundles(bundles: Record<string, string>, pids: Record<string, number> = {}): NodeState {
   const dir = join(mkdtempSync(join(scratch, 'run-')), 'k8s.io');
@@ -43,7 +43,9 @@ function probeBundles(bundles: Record<string, string>, pids: Record<string, numb
     if (pids[id] !== undefined) writeFileSync(join(dir, id, 'init.pid'), String(pids[id]));
   }
   const nonce = 'f00d';
-  const script = probeScript(nonce, new Set(['containers'])).replaceAll(K8S_BUNDLES, `${dir}/`);
+  // No daemon runs as far as this probe knows (a sandbox's containerd shows in this machine's /proc): no client is asked.
+  const script = probeScript(nonce, new Set(['containers'])).replaceAll(K8S_BUNDLES, `${dir}/`).replace(/^ST=.*$/m, 'ST=');
+  expect(script).toMatch(/^ST=$/m);
   const out = execFileSync('sh', ['-c', script], { encoding: 'utf8' });
   const st = stateFromSections(splitSections(out, nonce), { ...emptyState(), processes: new Map([[process.pid, { pid: process.pid, ppid: 1, name: 'node', args: 'node', start: 1 }]]) });
   return st;
@@ -123,6 +125,18 @@ describe('a container whose pod cannot be read makes every pod trace unverified'
     const j = nodeFindings(s, undefined);
     expect(j.findings).toEqual([]);
     expect(j.unverified[0]).toMatch(/^1 pod dir unverified .*the pod of 1 container could not be read \(5d0c0a8f11111: containerd did not answer `ctr containers info` for it\)/);
+  });
+});
+
+describe('a runtime decom does not read', () => {
+  it('crictl talks to CRI-O: its pods are not listed, so no trace is proven an orphan', () => {
+    const s: NodeState = {
+      ...emptyState(), runtimes: [{ name: 'containerd', running: true, answered: true }],
+      crictl: { endpoint: 'unix:///run/crio/crio.sock', runtime: 'other' }, pods: { ...emptyState().pods, dirs: [UID] },
+    };
+    const j = nodeFindings(s, undefined);
+    expect(j.findings).toEqual([]);
+    expect(j.unverified).toEqual([`1 pod dir unverified (/var/lib/kubelet/pods/${UID}): the kubelet's runtime at unix:///run/crio/crio.sock is not one decom reads, so no runtime proves its pod gone; audit again once it answers`]);
   });
 });
 

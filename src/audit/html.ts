@@ -54,6 +54,11 @@ export function renderHtml(r: AuditReport): string {
     )
     .join('\n');
   const found = all.reduce((n, x) => n + x.findings.length, 0);
+  // What a host could not settle (unverified pod traces, a partial view): said, never counted.
+  const warned = r.hosts.filter((h) => h.warnings?.length);
+  const warnings = warned.length
+    ? `<h2>Warnings</h2>\n<ul class="warnings">${warned.flatMap((h) => (h.warnings ?? []).map((w) => `<li><b>${esc(h.host)}</b>: ${esc(w)}</li>`)).join('')}</ul>`
+    : '';
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>decom audit ${esc(new Date(r.time).toISOString())}</title>
 <style>
@@ -79,6 +84,7 @@ ${body}
 </tbody></table>
 <h2>Findings</h2>
 ${details || '<p>None.</p>'}
+${warnings}
 </body></html>
 `;
 }

@@ -68,6 +68,8 @@ export function runtimeUnproven(s: NodeState): string | undefined {
   const silent = s.runtimes.filter((r) => !r.answered);
   if (silent.length) return silent.map((r) => (r.running ? `${r.name} did not answer` : `${r.name} is not running`)).join(' and ');
   if (!s.runtimes.length) return 'the node has no container runtime decom can ask (containerd, Docker)';
+  // CRI-O and others: their pods are not listed here, so none is proven gone.
+  if (s.crictl.runtime === 'other') return `the kubelet's runtime at ${s.crictl.endpoint} is not one decom reads`;
   const unread = s.containers.filter((c) => c.unread || (c.kind !== 'unknown' && !c.podUid));
   if (unread.length) return `the pod of ${unread.length} container${unread.length === 1 ? '' : 's'} could not be read (${unread.slice(0, 3).map((c) => c.id.slice(0, 13)).join(', ')}${unread.length > 3 ? ', …' : ''}: ${unread[0]?.unread ?? 'no pod UID in its labels, annotations, log directory or cgroup'})`;
   return undefined;
