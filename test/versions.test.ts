@@ -195,6 +195,23 @@ describe('plans on the matrix', () => {
   });
 
   it('a cri-dockerd node: each container once, removed through the Docker API, never through crictl', () => {
+    // What the probe reads there: crictl (through cri-dockerd) and docker list the same two containers.
+    const [sb, c] = cri('docker').containers;
+    const probed = stateFromSections(
+      new Map([
+        ['meta', 'hostname=node3\npid1=systemd\nuid=0\ntool=crictl\ntool=ctr\ntool=docker\n'],
+        ['runtimes', 'containerd installed\ncontainerd running\ndocker running\n'],
+        ['crictl-endpoint', read('cri-dockerd', 'crictl.yaml')],
+        ['crictl-pods', JSON.stringify({ items: [{ id: sb!.id, metadata: { name: 'kube-proxy-x1', namespace: 'kube-system', uid: '0a-1b' }, state: 'SANDBOX_READY' }] })],
+        ['crictl-containers', JSON.stringify({ containers: [{ id: c!.id, podSandboxId: sb!.id, metadata: { name: 'kube-proxy' }, state: 'CONTAINER_RUNNING' }] })],
+        ['ctr-containers', '#answered\n'],
+        ['task-bundles', ''],
+        ['docker', `${sb!.id}\t${sb!.name}\trunning\n${c!.id}\t${c!.name}\trunning\n#answered\n`],
+      ]),
+    );
+    expect(probed.crictl).toEqual({ endpoint: 'unix:///var/run/cri-dockerd.sock', runtime: 'docker' });
+    expect(probed.containers.map((x) => `${x.runtime} ${x.kind} ${x.id.slice(0, 4)}`)).toEqual(['docker sandbox aaaa', 'docker container bbbb']);
+    expect(probed.runtimes).toEqual([{ name: 'containerd', running: true, answered: true }, { name: 'docker', running: true, answered: true }]);
     const actions = STEPS.containers!.plan(cri('docker'), ctx('node3'));
     expect(actions.map((a) => a.what)).toEqual([expect.stringMatching(/^remove 2 Docker k8s_\* containers through the Docker API/)]);
     expect(actions.some((a) => /crictl/.test(a.script))).toBe(false);
