@@ -169,7 +169,7 @@ describe('decommission on the cluster scenario (3 nodes, etcd on node1)', () => 
     expect(host(r, 'node3').clean).toBe(true);
     // decom evicted what kubectl drain would have, and nothing else.
     expect(step(r, 'node3', 'drain').actions.filter((a) => a.what.startsWith('evict')).map((a) => a.what.replace('evict pod ', '')).sort()).toEqual(evicts);
-    expect(host(r, 'node3').warnings).toContain(`ignoring DaemonSet-managed Pods (the node reset stops them): ${ignored.join(', ')}`);
+    expect(host(r, 'node3').warnings).toContain(`ignoring DaemonSet-managed Pods: ${ignored.join(', ')}`);
     // The volume was detached before anything on the node was touched: the watch saw the VolumeAttachment go before the backup began.
     process.kill(-watch.pid!);
     const detached = Number(/^(\d+) DELETED node3$/m.exec(seen)?.[1] ?? 0);

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { down, up } from './helpers/sandbox.js';
 import { runJson } from './helpers/run.js';
-import { kubectl, ok, requireKubectl } from './helpers/kubectl.js';
+import { kubectl, ok, requireKubectl, sleep } from './helpers/kubectl.js';
 import { planDrain, selects } from '../src/cluster/drain.js';
 import type { V1Pod } from '@kubernetes/client-node';
 
@@ -41,8 +41,9 @@ describe("the drain's plan: kubectl's filters, as a table", () => {
     else expect([names(plan.evict), plan.refusals]).toEqual([[], [want]]);
   });
   it('warns for what --force lets go', () => {
-    const plan = planDrain([pod('b'), pod('ds', { owner: 'DaemonSet/gone' })], new Set(), { force: true, deleteEmptyDirData: false });
-    expect(plan.warnings).toEqual(['deleting Pods that declare no controller: ns/b', 'ns/ds: daemonsets.apps "gone" not found']);
+    const plan = planDrain([pod('b'), pod('ds', { owner: 'DaemonSet/gone' }), pod('c')], new Set(), { force: true, deleteEmptyDirData: false });
+    // Grouped by message, in kubectl's words (pkg/drain PodDeleteList.Warnings).
+    expect(plan.warnings).toEqual(['deleting Pods that declare no controller: ns/b, ns/c', 'daemonsets.apps "gone" not found: ns/ds']);
   });
   it('matches budgets by label selector as the API does', () => {
     expect(selects({ matchLabels: { app: 'web' } }, { app: 'web', tier: 'x' })).toBe(true);
@@ -69,7 +70,7 @@ describe('parity with kubectl drain: decom on one fresh cluster sandbox, kubectl
     const node3 = r.report.hosts.find((h) => h.host === 'node3')!;
     const ours = {
       evicted: owners(node3.steps.find((s) => s.name === 'drain')!.actions.filter((a) => a.what.startsWith('evict pod ')).map((a) => a.what.slice('evict pod '.length))),
-      ignored: owners(/^ignoring DaemonSet-managed Pods \(the node reset stops them\): (.+)$/m.exec((node3.warnings ?? []).join('\n'))![1]!.split(', ')),
+      ignored: owners(/^ignoring DaemonSet-managed Pods: (.+)$/m.exec((node3.warnings ?? []).join('\n'))![1]!.split(', ')),
     };
     down();
 
@@ -92,5 +93,72 @@ describe('parity with kubectl drain: decom on one fresh cluster sandbox, kubectl
     expect(theirRefusal.err).toContain(refusal);
     expect(refused.code).toBe(4);
     expect(refused.report.hosts[0]!.refused).toBe(`cannot drain node "node2": ${refusal}`);
+  });
+});
+
+describe("the drain against kube-apiserver's answers: two budgets over a pod, a Terminating namespace, priority and fairness' 429s", () => {
+  const state = mkdtempSync(join(tmpdir(), 'decom-drain-api-'));
+  const work = mkdtempSync(join(tmpdir(), 'decom-drain-api-yaml-'));
+  const apply = (name: string, yaml: string) => {
+    writeFileSync(join(work, `${name}.yaml`), yaml);
+    return ok('apply', '-f', join(work, `${name}.yaml`));
+  };
+  beforeAll(() => {
+    requireKubectl();
+    up(['--nodes', '3', '--scenario', 'cluster']);
+  });
+  afterAll(() => down());
+
+  it("a Running pod under two budgets: refused before anything changes, the API's message after the pod's name, every pod it would evict listed", () => {
+    apply('web-too', 'apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web-too, namespace: default}\nspec: {minAvailable: 1, selector: {matchLabels: {app: web}}}\n');
+    const web = ok('get', 'pods', '-l', 'app=web', '--field-selector', 'spec.nodeName=node3', '-o', 'jsonpath={.items[*].metadata.name}').split(' ').sort();
+    expect(web.length).toBeGreaterThan(0);
+    const r = runJson(['node3', '--yes'], state);
+    expect(r.code, r.stderr).toBe(4);
+    const refused = r.report.hosts[0]!.refused!;
+    for (const p of web) expect(refused).toContain(`default/${p}: This pod has more than one PodDisruptionBudget, which the eviction subresource does not support. (HTTP 500)`);
+    expect(refused).toMatch(/^cannot drain node "node3": .*; the pods it would evict: (default\/(db|web)-[\w-]+(, )?)+$/);
+    expect(ok('get', 'node', 'node3', '-o', 'jsonpath={.spec.unschedulable}')).toBe('');
+    ok('delete', 'pdb', 'web-too');
+  });
+
+  it("a pod of a Terminating namespace is waited for, priority and fairness' 429s are retried: the decommission completes and names no budget", () => {
+    // The budget's own 429 is the parity test's; here every 429 is priority and fairness'.
+    ok('delete', 'pdb', 'web');
+    apply('held', `apiVersion: v1
+kind: Namespace
+metadata: {name: held}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: hold, namespace: held, finalizers: [example.com/hold]}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: slow
+  namespace: held
+  ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: slow, uid: 00000000-0000-4000-8000-000000000001, controller: true}]
+spec:
+  nodeName: node3
+  terminationGracePeriodSeconds: 8
+  containers: [{name: main, image: registry.k8s.io/busybox:sandbox, command: [sleep, "3600"]}]
+`);
+    ok('delete', 'namespace', 'held', '--wait=false');
+    for (let i = 0; i < 50 && ok('get', 'namespace', 'held', '-o', 'jsonpath={.status.phase}') !== 'Terminating'; i++) sleep(0.2);
+    expect(ok('get', 'namespace', 'held', '-o', 'jsonpath={.status.phase}')).toBe('Terminating');
+    // The sandbox's fault switch: every third eviction request is refused as priority and fairness refuses one.
+    apply('faults', 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: decom-sandbox-faults, namespace: kube-system}\ndata: {evictionTooManyRequestsEvery: "3"}\n');
+    try {
+      const r = runJson(['node3', '--yes'], state);
+      expect(r.code, r.stderr + JSON.stringify(r.report.hosts[0]?.steps.find((s) => s.name === 'drain'))).toBe(0);
+      const journal = readFileSync(r.report.journal, 'utf8');
+      expect(journal).toMatch(/error when evicting pods\/\\"[\w-]+\\" -n \\"default\\" \(will retry after 5s\): Too many requests, please try again later\./);
+      expect(`${JSON.stringify(r.report)}${r.stderr}${journal}`).not.toMatch(/disruption budget|PodDisruptionBudget/i);
+      expect(kubectl('get', 'pod', 'slow', '-n', 'held').code).not.toBe(0);
+    } finally {
+      ok('-n', 'kube-system', 'delete', 'configmap', 'decom-sandbox-faults');
+      ok('-n', 'held', 'patch', 'configmap', 'hold', '--type=merge', '-p', '{"metadata":{"finalizers":null}}');
+    }
   });
 });

@@ -128,6 +128,31 @@ describe('a container whose pod cannot be read makes every pod trace unverified'
   });
 });
 
+describe('runtimes that cannot prove a pod gone', () => {
+  const traces = (sections: Record<string, string>) => {
+    const s = stateFromSections(new Map([['meta', 'hostname=n\npid1=systemd\nuid=0\ntool=crictl\ntool=ctr\n'], ['task-bundles', ''], ['ctr-containers', '#answered\n'], ...Object.entries(sections)]));
+    return nodeFindings({ ...s, pods: { ...s.pods, dirs: [UID] } }, undefined);
+  };
+  it('a cri-dockerd node whose dockerd is stopped: Docker would start its pods again', () => {
+    const j = traces({ runtimes: 'containerd installed\ncontainerd running\ncri-dockerd installed\n' });
+    expect(j.findings).toEqual([]);
+    expect(j.unverified[0]).toMatch(/: docker is not running, so/);
+  });
+  it('CRI-O beside a running containerd', () => {
+    const j = traces({ runtimes: 'containerd installed\ncontainerd running\ncrio present\n' });
+    expect(j.findings).toEqual([]);
+    expect(j.unverified[0]).toMatch(/: CRI-O runs here and decom does not read its pods, so/);
+  });
+  it("crictl's answer cut off: not taken for an empty runtime (ctr's listing is read instead)", () => {
+    const j = traces({ runtimes: 'containerd installed\ncontainerd running\n', 'crictl-endpoint': 'socket /run/containerd/containerd.sock\n', 'crictl-pods': '{"items": [{"id": "5d0c', 'ctr-containers': `${SANDBOX}\n#answered\n`, 'ctr-info': `@${SANDBOX}\n!unanswered\n` });
+    expect(j.findings).toEqual([]);
+    expect(j.unverified[0]).toMatch(/the pod of 1 container could not be read/);
+  });
+  it('every runtime answered and none has the pod: an orphan', () => {
+    expect(traces({ runtimes: 'containerd installed\ncontainerd running\n' }).findings.map((f) => f.kind)).toEqual(['orphan-pod-dir']);
+  });
+});
+
 describe('a runtime decom does not read', () => {
   it('crictl talks to CRI-O: its pods are not listed, so no trace is proven an orphan', () => {
     const s: NodeState = {

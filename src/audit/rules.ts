@@ -6,7 +6,7 @@
  * audit's report, the re-check `--fix` runs before it acts and its proof after.
  */
 import type { V1Namespace, V1Node, V1Pod } from '@kubernetes/client-node';
-import type { Container, NodeState } from '../probes/state.js';
+import type { Container, NodeState, RuntimeStatus } from '../probes/state.js';
 import { podUidOfProcessCgroup } from '../probes/parse.js';
 import type { ClusterView } from './cluster.js';
 import { hostOf } from '../cluster/etcd.js';
@@ -66,7 +66,8 @@ const live = (c: Container) => c.state === 'running' || c.state === 'SANDBOX_REA
  */
 export function runtimeUnproven(s: NodeState): string | undefined {
   const silent = s.runtimes.filter((r) => !r.answered);
-  if (silent.length) return silent.map((r) => (r.running ? `${r.name} did not answer` : `${r.name} is not running`)).join(' and ');
+  const why = (r: RuntimeStatus) => (r.name === 'cri-o' ? 'CRI-O runs here and decom does not read its pods' : r.running ? `${r.name} did not answer` : `${r.name} is not running`);
+  if (silent.length) return silent.map(why).join(' and ');
   if (!s.runtimes.length) return 'the node has no container runtime decom can ask (containerd, Docker)';
   // CRI-O and others: their pods are not listed here, so none is proven gone.
   if (s.crictl.runtime === 'other') return `the kubelet's runtime at ${s.crictl.endpoint} is not one decom reads`;

@@ -37,7 +37,7 @@ export interface DrainPlan {
   skipped: { pod: string; why: string }[];
   /** What keeps the drain from starting, in kubectl's words (one line per reason, naming the pods). */
   refusals: string[];
-  /** What --force lets go that kubectl warns about (bare pods, pods of a deleted DaemonSet). */
+  /** What --force lets go that kubectl warns about (bare pods, pods of a deleted DaemonSet), grouped by message in its words. */
   warnings: string[];
 }
 
@@ -61,6 +61,7 @@ export function planDrain(pods: V1Pod[], daemonSets: Set<string>, o: Pick<DrainO
   const plan: DrainPlan = { evict: [], skipped: [], refusals: [], warnings: [] };
   const refused = new Map<string, string[]>();
   const refuse = (why: string, p: V1Pod) => refused.set(why, [...(refused.get(why) ?? []), ref(p)]);
+  const warned: [string, string][] = [];
   for (const p of pods) {
     const owner = controllerOf(p);
     if (owner?.kind === 'DaemonSet' && !finished(p)) {
@@ -73,7 +74,7 @@ export function planDrain(pods: V1Pod[], daemonSets: Set<string>, o: Pick<DrainO
         continue;
       }
       // Orphaned, and --force: it goes with a warning, if the filters below let it.
-      plan.warnings.push(`${ref(p)}: daemonsets.apps "${owner.name}" not found`);
+      warned.push([`daemonsets.apps "${owner.name}" not found`, ref(p)]);
     }
     if (p.metadata?.annotations && 'kubernetes.io/config.mirror' in p.metadata.annotations) {
       plan.skipped.push({ pod: ref(p), why: 'mirror pod' });
@@ -88,15 +89,24 @@ export function planDrain(pods: V1Pod[], daemonSets: Set<string>, o: Pick<DrainO
         refuse('cannot delete Pods that declare no controller (use --force to override)', p);
         continue;
       }
-      plan.warnings.push(`deleting Pods that declare no controller: ${ref(p)}`);
+      warned.push(['deleting Pods that declare no controller', ref(p)]);
     }
     plan.evict.push(p);
   }
   plan.refusals = [...refused].map(([why, names]) => `${why}: ${names.join(', ')}`);
+  // Grouped by message, as kubectl prints them: "deleting Pods that declare no controller: a, b".
+  plan.warnings = [...groupBy(warned)].map(([why, names]) => `${why}: ${names.join(', ')}`);
   return plan;
 }
 
-/** What a 429 says: the budget's cause ("The disruption budget web needs 2 healthy pods and has 1 currently"). */
+/** A Status cause's reason, as the API serialises a StatusCause's type. */
+const hasCause = (e: unknown, reason: string) => (apiStatus(e)?.details?.causes ?? []).some((c) => c.reason === reason);
+/** A 429 is a budget's only when its cause says so; priority and fairness sends one with no cause (and no Status). */
+const budgetRefusal = (e: unknown) => codeOf(e) === 429 && hasCause(e, 'DisruptionBudget');
+/** An eviction in a Terminating namespace: 403 with the NamespaceTerminating cause (the NamespaceLifecycle admission). */
+const namespaceTerminating = (e: unknown) => codeOf(e) === 403 && hasCause(e, 'NamespaceTerminating');
+
+/** What a refusal says: the budget's cause ("The disruption budget web needs 2 healthy pods and has 1 currently"), else the API's message. */
 function budgetOf(e: unknown): string {
   const status = apiStatus(e);
   return status?.details?.causes?.[0]?.message ?? status?.message ?? String((e as Error)?.message ?? e).split('\n')[0] ?? '';
@@ -113,24 +123,39 @@ async function podsOn(k: Kube, node: string): Promise<V1Pod[]> {
   return out;
 }
 
-/** The plan for a node, from the API: its pods and the DaemonSets that own some. */
+/**
+ * The plan for a node, from the API: its pods and the DaemonSets that own the running
+ * ones (kubectl never reads a finished pod's: it goes either way). A read that fails
+ * for another reason than NotFound refuses that pod in the API's words, as kubectl does.
+ */
 export async function planFor(k: Kube, node: string, o: Pick<DrainOptions, 'force' | 'deleteEmptyDirData'>): Promise<DrainPlan> {
   const pods = await podsOn(k, node);
   const daemonSets = new Set<string>();
+  const unreadable = new Map<string, string>();
   for (const p of pods) {
     const owner = controllerOf(p);
-    if (owner?.kind !== 'DaemonSet') continue;
+    if (owner?.kind !== 'DaemonSet' || finished(p)) continue;
     const key = `${p.metadata?.namespace}/${owner.name}`;
-    if (daemonSets.has(key)) continue;
+    if (daemonSets.has(key) || unreadable.has(key)) continue;
     try {
       await k.apps.readNamespacedDaemonSet({ name: owner.name, namespace: p.metadata?.namespace as string });
       daemonSets.add(key);
     } catch (e) {
-      if (codeOf(e) !== 404) throw e;
+      if (codeOf(e) !== 404) unreadable.set(key, errorLine(e));
     }
   }
-  return planDrain(pods, daemonSets, o);
+  const plan = planDrain(pods.filter((p) => !unreadable.has(`${p.metadata?.namespace}/${controllerOf(p)?.name}`) || finished(p)), daemonSets, o);
+  const refused = pods.filter((p) => unreadable.has(`${p.metadata?.namespace}/${controllerOf(p)?.name}`) && !finished(p));
+  for (const [why, names] of groupBy(refused.map((p) => [unreadable.get(`${p.metadata?.namespace}/${controllerOf(p)?.name}`) as string, ref(p)]))) plan.refusals.push(`${why}: ${names.join(', ')}`);
+  return plan;
 }
+
+/** [message, pod] pairs grouped by message, in first-seen order: kubectl's way of printing warnings and errors. */
+export const groupBy = (pairs: [string, string][]): Map<string, string[]> => {
+  const out = new Map<string, string[]>();
+  for (const [k, v] of pairs) out.set(k, [...(out.get(k) ?? []), v]);
+  return out;
+};
 
 const eviction = (p: V1Pod) => ({ apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: p.metadata?.name, namespace: p.metadata?.namespace } });
 
@@ -166,32 +191,43 @@ export interface Blocked {
 
 /**
  * The preflight: a server-side dry-run eviction of every pod to go; nothing is
- * changed. Returns the pods a budget blocks now, each with the budget and whether
- * waiting can help (a spent budget frees up as pods become healthy elsewhere, or
- * someone scales up; maxUnavailable 0 never does).
+ * changed. Returns the pods a budget blocks now (a 429 whose cause is the budget's),
+ * each with the budget its message names and whether waiting can help (a spent budget
+ * frees up as pods become healthy elsewhere, or someone scales up; maxUnavailable 0
+ * never does: read by name, and a refused read only weakens that to "may"), and the
+ * pods the API refuses for good (two budgets over one pod, a forbidden eviction), in
+ * its words. A cause-less 429 (priority and fairness) and a Terminating namespace
+ * are the eviction loop's to retry or wait out.
  */
-export async function preflight(k: Kube, plan: DrainPlan): Promise<Blocked[]> {
+export async function preflight(k: Kube, plan: DrainPlan): Promise<{ blocked: Blocked[]; refused: string[] }> {
   const blocked: Blocked[] = [];
-  const budgets = new Map<string, Promise<V1PodDisruptionBudget[]>>();
-  const budgetsIn = (ns: string) => {
-    if (!budgets.has(ns)) budgets.set(ns, k.policy.listNamespacedPodDisruptionBudget({ namespace: ns }).then((l) => l.items));
-    return budgets.get(ns) as Promise<V1PodDisruptionBudget[]>;
-  };
+  const refused: string[] = [];
   await Promise.all(
     plan.evict.map(async (p) => {
+      const namespace = p.metadata?.namespace as string;
       try {
-        await k.core.createNamespacedPodEviction({ name: p.metadata?.name as string, namespace: p.metadata?.namespace as string, body: eviction(p), dryRun: 'All' });
+        await k.core.createNamespacedPodEviction({ name: p.metadata?.name as string, namespace, body: eviction(p), dryRun: 'All' });
       } catch (e) {
-        if (codeOf(e) === 404) return;
-        if (codeOf(e) !== 429) throw new Error(`${ref(p)}: the dry-run eviction failed: ${errorLine(e)}`);
-        const mine = (await budgetsIn(p.metadata?.namespace as string)).filter((b) => selects(b.spec?.selector, p.metadata?.labels));
+        if (codeOf(e) === 404 || namespaceTerminating(e) || (codeOf(e) === 429 && !budgetRefusal(e))) return;
+        if (!budgetRefusal(e)) {
+          refused.push(`${ref(p)}: ${errorLine(e)}`);
+          return;
+        }
         const message = budgetOf(e);
-        const named = mine.find((b) => message.includes(` ${b.metadata?.name} `)) ?? mine[0];
-        blocked.push({ pod: ref(p), message, ...(named ? { pdb: `${named.metadata?.namespace}/${named.metadata?.name}` } : {}), never: mine.some(neverAllows) });
+        const name = / budget (\S+) needs /.exec(message)?.[1];
+        let never = false;
+        if (name) {
+          try {
+            never = neverAllows(await k.policy.readNamespacedPodDisruptionBudget({ name, namespace }));
+          } catch {
+            // Not readable (a drainer's role need not read budgets): it may free up, so it is waited for.
+          }
+        }
+        blocked.push({ pod: ref(p), message, ...(name ? { pdb: `${namespace}/${name}` } : {}), never });
       }
     }),
   );
-  return blocked.sort((a, b) => a.pod.localeCompare(b.pod));
+  return { blocked: blocked.sort((a, b) => a.pod.localeCompare(b.pod)), refused: refused.sort() };
 }
 
 export interface DrainCheck {
@@ -206,7 +242,10 @@ export interface DrainCheck {
 export async function checkDrain(k: Kube, node: string, o: Pick<DrainOptions, 'force' | 'deleteEmptyDirData' | 'disableEviction'>): Promise<DrainCheck> {
   const plan = await planFor(k, node, o);
   if (plan.refusals.length) return { plan, refusal: `cannot drain node "${node}": ${plan.refusals.join('; ')}`, spent: [] };
-  const blocked = o.disableEviction ? [] : await preflight(k, plan);
+  const { blocked, refused } = o.disableEviction ? { blocked: [], refused: [] } : await preflight(k, plan);
+  if (refused.length) {
+    return { plan, refusal: `cannot drain node "${node}": ${refused.join('; ')}; the pods it would evict: ${plan.evict.map(ref).join(', ')}`, spent: [] };
+  }
   const never = blocked.filter((b) => b.never);
   if (never.length) {
     const list = never.map((b) => `${b.pod} (PodDisruptionBudget ${b.pdb}: ${b.message})`).join('; ');
@@ -240,10 +279,17 @@ export async function drainNode(k: Kube, node: string, o: DrainOptions, log: (li
   for (const w of plan.warnings) log(`Warning: ${w}`);
   const retry = o.retryMs ?? 5000;
   let stop = false;
+  const gone = new Set<string>();
   const settled = await Promise.allSettled(
-    plan.evict.map(async (p) => {
+    plan.evict.map(async (first) => {
+      let p = first;
       const name = p.metadata?.name as string;
       const namespace = p.metadata?.namespace as string;
+      const retryOrFail = async (e: unknown, said: string) => {
+        if (Date.now() + retry > o.deadline) throw new Error(`${ref(p)} could not be evicted before the drain timeout: ${budgetOf(e)}`);
+        log(`${said} (will retry after ${retry / 1000}s): ${budgetOf(e)}`);
+        await sleep(retry);
+      };
       for (;;) {
         if (stop) return;
         try {
@@ -253,10 +299,24 @@ export async function drainNode(k: Kube, node: string, o: DrainOptions, log: (li
           break;
         } catch (e) {
           if (codeOf(e) === 404) break;
-          if (codeOf(e) !== 429) throw new Error(`${ref(p)}: ${o.disableEviction ? 'the delete' : 'the eviction'} failed: ${errorLine(e)}`);
-          if (Date.now() + retry > o.deadline) throw new Error(`${ref(p)} could not be evicted before the drain timeout: ${budgetOf(e)}`);
-          log(`${ref(p)}: ${budgetOf(e)} (will retry after ${retry / 1000}s)`);
-          await sleep(retry);
+          // Any 429 is retried, as kubectl does: a budget's, or priority and fairness'.
+          if (codeOf(e) === 429) {
+            await retryOrFail(e, `error when evicting pods/"${name}" -n "${namespace}"`);
+            continue;
+          }
+          // A Terminating namespace refuses evictions: a pod already deleted is waited for; else retried until it is.
+          if (namespaceTerminating(e)) {
+            if (p.metadata?.deletionTimestamp) break;
+            await retryOrFail(e, `error when evicting pod "${name}" from terminating namespace "${namespace}"`);
+            try {
+              p = await k.core.readNamespacedPod({ name, namespace });
+            } catch (e2) {
+              if (codeOf(e2) === 404) break;
+              throw new Error(`${ref(p)}: could not read it again: ${errorLine(e2)}`);
+            }
+            continue;
+          }
+          throw new Error(`${ref(p)}: ${o.disableEviction ? 'the delete' : 'the eviction'} failed: ${errorLine(e)}`);
         }
       }
       // Gone once NotFound, or replaced by a pod of the same name with another uid.
@@ -264,18 +324,26 @@ export async function drainNode(k: Kube, node: string, o: DrainOptions, log: (li
         if (stop) return;
         try {
           const now = await k.core.readNamespacedPod({ name, namespace });
-          if (now.metadata?.uid !== p.metadata?.uid) return;
+          if (now.metadata?.uid !== first.metadata?.uid) break;
         } catch (e) {
-          if (codeOf(e) === 404) return;
+          if (codeOf(e) === 404) break;
           throw new Error(`${ref(p)}: could not see whether it is gone: ${errorLine(e)}`);
         }
-        if (Date.now() > o.deadline) throw new Error(`${ref(p)} was evicted but is still there at the drain timeout`);
+        if (Date.now() > o.deadline) {
+          const grace = p.spec?.terminationGracePeriodSeconds;
+          throw new Error(`${ref(p)} was evicted but is still there at the drain timeout${grace ? ` (its grace period is ${grace}s)` : ''}`);
+        }
         await sleep(1000);
       }
+      gone.add(ref(first));
     }).map((x) => x.catch((e: unknown) => ((stop = true), Promise.reject(e)))),
   );
   const failed = settled.flatMap((r) => (r.status === 'rejected' ? [(r.reason as Error).message] : []));
-  if (failed.length) throw new DrainError(`node "${node}" is cordoned but not drained: ${failed.join('; ')}`);
+  if (failed.length) {
+    // What the SRE must act on: every pod this drain was to move that is still on the node.
+    const left = plan.evict.map(ref).filter((x) => !gone.has(x));
+    throw new DrainError(`node "${node}" is cordoned but not drained: ${failed.join('; ')}; still on the node: ${left.join(', ')}`);
+  }
   return { plan, cordoned, evicted: plan.evict.map(ref) };
 }
 

@@ -166,17 +166,21 @@ export const codeOf = (e: unknown): number | undefined => (e as { code?: number 
 
 interface Status {
   message?: string;
-  details?: { causes?: { message?: string }[] };
+  details?: { causes?: { reason?: string; message?: string }[] };
 }
 
-/** The Status an API error's body carries, when it carries one. */
+/**
+ * The Status an API error's body carries, when it carries one; a plain-text body
+ * (priority and fairness' 429, a proxy's error) as a Status with that message.
+ */
 export function apiStatus(e: unknown): Status | undefined {
   const body = (e as { body?: unknown })?.body;
   try {
     const status = (typeof body === 'string' ? JSON.parse(body) : body) as Status | undefined;
     return status && typeof status === 'object' ? status : undefined;
   } catch {
-    return undefined; // a body that is not a Status
+    const text = typeof body === 'string' ? body.trim().split('\n')[0] : '';
+    return text ? { message: text } : undefined;
   }
 }
 

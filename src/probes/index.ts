@@ -85,7 +85,15 @@ export function stateFromSections(s: Map<string, string>, prev?: NodeState): Nod
   if (has('task-bundles')) {
     st.crictl = parseCrictlEndpoint(get('crictl-endpoint'));
     // crictl's objects are containerd's only where crictl talks to containerd (on a cri-dockerd node they are Docker's, listed below).
-    const crictl = meta.tools.has('crictl') && st.crictl.runtime === 'containerd' && get('crictl-pods').trim() !== '';
+    // …and only when both its answers are whole JSON (cut off by its timeout, they say nothing).
+    const whole = (t: string) => {
+      try {
+        return typeof JSON.parse(t) === 'object';
+      } catch {
+        return false;
+      }
+    };
+    const crictl = meta.tools.has('crictl') && st.crictl.runtime === 'containerd' && whole(get('crictl-pods')) && whole(get('crictl-containers'));
     const netns = bundleNetns(get('task-bundles'));
     const cd = crictl
       ? parseCrictl(get('crictl-pods'), get('crictl-containers'))

@@ -284,10 +284,10 @@ type Notes = Record<string, string>;
  * then its matches; "!unanswered" when ctr failed) sections: each container's notes,
  * its task's init PID, and the containers whose record could not be read.
  */
-export function criNotes(bundlesText: string, infoText = ''): { notes: Map<string, Notes>; pids: Map<string, number>; unread: Set<string> } {
+export function criNotes(bundlesText: string, infoText = ''): { notes: Map<string, Notes>; pids: Map<string, number>; unread: Map<string, string> } {
   const notes = new Map<string, Notes>();
   const pids = new Map<string, number>();
-  const unread = new Set<string>();
+  const unread = new Map<string, string>();
   const note = (id: string, kv: string) => {
     const a = /^"([^"]+)": ?"([^"]*)"$/.exec(kv);
     if (a) notes.set(id, { ...notes.get(id), [(a[1] as string).replace(/^io\.kubernetes\.cri\./, '')]: a[2] as string });
@@ -301,7 +301,7 @@ export function criNotes(bundlesText: string, infoText = ''): { notes: Map<strin
   let id: string | undefined;
   for (const l of lines(infoText)) {
     if (l.startsWith('@')) notes.set((id = l.slice(1)), notes.get(l.slice(1)) ?? {});
-    else if (id && l === '!unanswered') unread.add(id);
+    else if (id && (l === '!unanswered' || l === '!unread')) unread.set(id, l === '!unanswered' ? 'containerd did not answer `ctr containers info` for it' : 'not read: too many containers without a task, or containerd stopped answering');
     else if (id) note(id, l);
   }
   return { notes, pids, unread };
@@ -357,7 +357,7 @@ export function parseCtr(idsText: string, bundlesText: string, procs: Map<number
     if (me.name) c.name = me.name;
     if (uid) c.podUid = uid;
     if (me.sandboxId) c.sandboxId = me.sandboxId;
-    if (unread.has(id)) c.unread = 'containerd did not answer `ctr containers info` for it';
+    if (unread.has(id)) c.unread = unread.get(id) as string;
     const pid = pids.get(id);
     if (pid !== undefined) {
       c.pid = pid;
@@ -379,8 +379,9 @@ export function parseRuntimes(text: string, answered: { containerd: boolean; doc
   if (l.has('containerd installed') || l.has('containerd running') || bundles) {
     out.push({ name: 'containerd', running: l.has('containerd running'), answered: answered.containerd });
   }
-  // A stopped dockerd runs no container (its containers stop with it): only a running one counts.
-  if (l.has('docker running')) out.push({ name: 'docker', running: true, answered: answered.docker });
+  // A stopped dockerd counts where cri-dockerd is (its pods come back with it); elsewhere Docker is not Kubernetes'.
+  if (l.has('docker running') || l.has('cri-dockerd installed')) out.push({ name: 'docker', running: l.has('docker running'), answered: answered.docker });
+  if (l.has('crio present')) out.push({ name: 'cri-o', running: true, answered: false });
   return out;
 }
 

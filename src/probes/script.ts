@@ -301,18 +301,23 @@ ${v('containers', `
 # Runtime clients only when their daemon runs (a stale socket makes them hang). Each
 # client that answers says so (#answered): a runtime that did not answer proves nothing dead.
 CONTAINERD=; running containerd && CONTAINERD=1
+IDS=; CRICTL=
 s runtimes
 has containerd && echo 'containerd installed'
 [ -n "$CONTAINERD" ] && echo 'containerd running'
 running dockerd && echo 'docker running'
+# A cri-dockerd node whose dockerd is stopped still has pods Docker would start again.
+{ has cri-dockerd || [ -S /var/run/cri-dockerd.sock ]; } && echo 'cri-dockerd installed'
+# CRI-O's pods decom does not read: where it is, no pod trace is proven gone.
+{ running crio || [ -S /run/crio/crio.sock ]; } && echo 'crio present'
 # Which runtime crictl talks to: /etc/crictl.yaml's endpoint, else the sockets crictl tries by default.
 s crictl-endpoint
 [ -r /etc/crictl.yaml ] && grep -E '^[[:space:]]*runtime-endpoint:' /etc/crictl.yaml
 for k in /var/run/dockershim.sock /run/containerd/containerd.sock /run/crio/crio.sock /var/run/cri-dockerd.sock; do [ -S "$k" ] && printf 'socket %s\n' "$k"; done
 s crictl-pods
-[ -n "$CONTAINERD" ] && has crictl && $T crictl pods -o json
+[ -n "$CONTAINERD" ] && has crictl && $T crictl pods -o json && CRICTL=1
 s crictl-containers
-[ -n "$CONTAINERD" ] && has crictl && $T crictl ps -a -o json
+[ -n "$CRICTL" ] && $T crictl ps -a -o json
 s ctr-containers
 [ -n "$CONTAINERD" ] && has ctr && IDS=$($T ctr -n k8s.io containers ls -q) && printf '%s\n#answered\n' "$IDS"
 # Every task bundle's CRI annotations, cgroup, network namespace and init PID: there even when containerd is down.
@@ -322,10 +327,15 @@ grep -H -o -E '${CRI_IDENTITY}|"type":"network","path":"[^"]*"|^[0-9]+$' "$@"
 # A container with no task has no bundle: while containerd answers, its record names its pod
 # (the kubelet's labels, the CRI's annotations), in every containerd version.
 s ctr-info
+# Not when crictl answered (its JSON names every pod); a bounded number, each briefly: a
+# container left unread makes the audit's pod traces unverified, never orphans.
+n=0; ok=1
 for id in $IDS; do
   [ -e ${K8S_BUNDLES}"$id"/config.json ] && continue
-  printf '@%s\n' "$id"
-  if o=$($T ctr -n k8s.io containers info "$id"); then printf '%s\n' "$o" | grep -o -E '${CRI_IDENTITY}'; else echo '!unanswered'; fi
+  [ -n "$CRICTL" ] && break
+  printf '@%s\\n' "$id"; n=$((n + 1))
+  if [ -z "$ok" ] || [ $n -gt 64 ]; then echo '!unread'; continue; fi
+  if o=$(timeout 3 ctr -n k8s.io containers info "$id"); then printf '%s\\n' "$o" | grep -o -E '${CRI_IDENTITY}'; else echo '!unanswered'; ok=; fi
 done
 # host-local's leases name their sandboxes: a runtime's teardown (CNI DEL) releases its own.
 s ipam-leases

@@ -228,7 +228,8 @@ export interface Container {
 
 /** A container runtime the node has, and whether it answered this probe. */
 export interface RuntimeStatus {
-  name: 'containerd' | 'docker';
+  /** CRI-O is never asked: decom does not read its pods. */
+  name: 'containerd' | 'docker' | 'cri-o';
   running: boolean;
   /** Its client listed its containers: only then can it prove a pod gone. */
   answered: boolean;

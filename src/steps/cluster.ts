@@ -92,7 +92,8 @@ export const drain = clusterStep({
       };
       const cordon = { what: `cordon Node ${c.nodeName}`, script: `PATCH /api/v1/nodes/${c.nodeName} {"spec":{"unschedulable":true}}` };
       const ds = chk.plan.skipped.filter((x) => x.why === 'DaemonSet-managed').map((x) => x.pod).sort();
-      const warnings = [...chk.plan.warnings, ...(ds.length ? [`ignoring DaemonSet-managed Pods (the node reset stops them): ${ds.join(', ')}`] : [])];
+      // kubectl's words; the node reset stops them.
+      const warnings = [...chk.plan.warnings, ...(ds.length ? [`ignoring DaemonSet-managed Pods: ${ds.join(', ')}`] : [])];
       if (c.check) return ok([...(node.spec?.unschedulable ? [] : [cordon]), ...chk.plan.evict.map(podAction)], warnings);
       for (const b of chk.spent) c.log(`${b.pod}: ${b.message}: retrying until the drain timeout`);
       try {

@@ -103,18 +103,32 @@ export function pdbStatus(store: Store, pdb: Obj): Any {
   };
 }
 
-/** POST pods/NAME/eviction: 429 with the real message when a budget forbids it; otherwise a graceful delete. */
+/**
+ * POST pods/NAME/eviction, as kube-apiserver answers it: the NamespaceLifecycle
+ * admission first (an Eviction is new content: refused in a Terminating namespace,
+ * dry runs too); then a pod that is not Running, or already deleted, simply goes; a
+ * Running one under more than one budget is refused (500), under one is judged by
+ * it (429 with the budget's cause), then deleted gracefully.
+ */
 export function evict(store: Store, ns: string, name: string, body: Any | undefined, dryRun: boolean): Any {
-  const pod = store.get('pods', ns, name, '');
   if (body?.metadata?.name && body.metadata.name !== name) throw ApiError.badRequest(`name in URL does not match name in Eviction object`);
-  if (!pod.metadata.deletionTimestamp) {
-    for (const pdb of store.list('poddisruptionbudgets', ns)) {
+  if (store.find('namespaces', undefined, ns)?.metadata.deletionTimestamp) {
+    throw new ApiError(403, 'Forbidden', `pods "${name}" is forbidden: unable to create new content in namespace ${ns} because it is being terminated`, {
+      name, kind: 'pods', causes: [{ reason: 'NamespaceTerminating', message: `namespace ${ns} is being terminated`, field: 'metadata.namespace' }],
+    });
+  }
+  const pod = store.get('pods', ns, name, '');
+  // As the eviction REST handler: only a Running pod not yet deleted is judged; an unready one (the
+  // IfHealthyBudget policy) may go while the application is not disrupted, a ready one while a disruption is allowed.
+  if (!pod.metadata.deletionTimestamp && (pod.status as Any | undefined)?.phase === 'Running') {
+    const budgets = store.list('poddisruptionbudgets', ns).filter((pdb) => {
       const sel = (pdb.spec as Any | undefined)?.selector?.matchLabels as Record<string, string> | undefined;
-      if (!sel || !labelMatcher(Object.entries(sel).map(([k, v]) => `${k}=${v}`).join(','))(pod.metadata.labels)) continue;
+      return sel && labelMatcher(Object.entries(sel).map(([k, v]) => `${k}=${v}`).join(','))(pod.metadata.labels);
+    });
+    if (budgets.length > 1) throw new ApiError(500, '', 'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.');
+    const pdb = budgets[0];
+    if (pdb) {
       const st = pdbStatus(store, pdb);
-      // As the eviction REST handler: only a Running pod is judged; an unready one (the IfHealthyBudget
-      // policy) may go while the application is not disrupted, a ready one while a disruption is allowed.
-      if ((pod.status as Any | undefined)?.phase !== 'Running') break;
       const blocked = podReady(pod) ? st.disruptionsAllowed < 1 : st.currentHealthy < st.desiredHealthy;
       if (blocked) {
         throw new ApiError(429, 'TooManyRequests', "Cannot evict pod as it would violate the pod's disruption budget.", {
@@ -126,6 +140,23 @@ export function evict(store: Store, ns: string, name: string, body: Any | undefi
   const grace = body?.deleteOptions?.gracePeriodSeconds;
   if (!dryRun) store.delete('pods', ns, name, '', grace !== undefined ? { gracePeriodSeconds: Number(grace) } : {});
   return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 };
+}
+
+/**
+ * The sandbox's fault switch, set by tests through a ConfigMap (kube-system/decom-sandbox-faults,
+ * `evictionTooManyRequestsEvery: N`): every Nth eviction request is refused as API priority and
+ * fairness refuses a request it has no seat for: 429, a plain-text body, Retry-After, no Status.
+ * Counted from when the switch was last set, so a test knows which requests it hits.
+ */
+export function faultSwitch(store: Store): () => boolean {
+  let seen = '';
+  let n = 0;
+  return () => {
+    const cm = store.find('configmaps', 'kube-system', 'decom-sandbox-faults');
+    const every = Number((cm?.data as Record<string, string> | undefined)?.evictionTooManyRequestsEvery ?? 0);
+    if (cm?.metadata.resourceVersion !== seen) (seen = cm?.metadata.resourceVersion ?? ''), (n = 0);
+    return every > 0 && ++n % every === 0;
+  };
 }
 
 /**

@@ -15,7 +15,7 @@ import { fieldMatcher, jsonPatch, labelMatcher, mergePatch, strategicMergePatch 
 import type { Obj, Store, WatchEvent } from './store.js';
 import { toTable } from './tables.js';
 import { decodeProtobuf } from './protobuf.js';
-import { evict, pdbStatus, validate, withDefaults } from './behaviour.js';
+import { evict, faultSwitch, pdbStatus, validate, withDefaults } from './behaviour.js';
 
 export const KUBERNETES_VERSION = { major: '1', minor: '32', gitVersion: 'v1.32.4', gitCommit: '59526cd4867447956156ae3a602fcbac10f2c335', gitTreeState: 'clean', buildDate: '2025-04-22T16:02:27Z', goVersion: 'go1.23.6', compiler: 'gc', platform: 'linux/amd64' };
 
@@ -147,6 +147,7 @@ const listKind = (r: Resource) => `${r.kind}List`;
 
 export function createApiServer(o: ApiOptions): Server {
   const { store } = o;
+  const evictionRefused = faultSwitch(store);
   const token = Buffer.from(o.token);
   const authorized = (req: IncomingMessage) => {
     const m = /^Bearer (.+)$/.exec(String(req.headers.authorization ?? ''));
@@ -264,6 +265,11 @@ export function createApiServer(o: ApiOptions): Server {
     if (t.sub === 'eviction') {
       if (req.method !== 'POST') throw new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
       const body = (await readBody(req)) as Any | undefined;
+      if (evictionRefused()) {
+        res.writeHead(429, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff', 'Retry-After': '1' });
+        res.end('Too many requests, please try again later.\n');
+        return;
+      }
       // kubectl drain --dry-run=server says so in the Eviction's deleteOptions, not in the query.
       return send(res, 201, evict(store, t.ns as string, name, body, dryRun || (body?.deleteOptions?.dryRun ?? []).includes('All')));
     }
