@@ -9,7 +9,7 @@ import { leftovers } from './helpers/residue.js';
 import { INVENTORY, runJson, startRun, until, type RunReport } from './helpers/run.js';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { quorumVerdict } from '../src/cluster/etcd.js';
-import { homeless } from '../src/cluster/node.js';
+import { cannotTake, homeless } from '../src/cluster/node.js';
 import type { EtcdView } from '../src/probes/state.js';
 import { KUBECONFIG, kubectl, ok, requireKubectl, sleep, workloadsOn } from './helpers/kubectl.js';
 
@@ -80,6 +80,12 @@ describe('where evicted pods could go', () => {
     expect(names(homeless(pods, [cp, node('w1'), node('w2', { unschedulable: true })], new Set(['w1'])))).toEqual(['web', 'pinned']);
     expect(names(homeless(pods, [cp, node('w1'), node('w2', { ready: false })], new Set(['w1'])))).toEqual(['web', 'pinned']);
     expect(names(homeless(pods, [cp, node('w1'), node('w2')], new Set(['w1'])))).toEqual([]);
+  });
+  it("says, per Node, what rules it out: this run, not Ready, cordoned, a taint the pod does not tolerate", () => {
+    const p = pod('web');
+    expect([cp, node('w1'), node('w2', { unschedulable: true }), node('w3', { ready: false }), node('w4')].map((n) => cannotTake(n, p, new Set(['w1'])))).toEqual([
+      'its taint node-role.kubernetes.io/control-plane:NoSchedule is not tolerated', 'this run removes it', 'cordoned', 'not Ready', undefined,
+    ]);
   });
 });
 

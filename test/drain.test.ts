@@ -40,6 +40,16 @@ describe("the drain's plan: kubectl's filters, as a table", () => {
     else if (want === 'skip') expect([names(plan.evict), plan.skipped.length]).toEqual([[], 1]);
     else expect([names(plan.evict), plan.refusals]).toEqual([[], [want]]);
   });
+  it('--skip-wait-for-delete-timeout: a pod deleted longer ago is skipped first (kubectl skipDeletedFilter), one deleted since is not', () => {
+    const now = Date.parse('2026-01-01T00:10:00Z');
+    const deleted = (name: string, at: string) => ({ ...pod(name, { owner: 'ReplicaSet/r' }), metadata: { ...pod(name, { owner: 'ReplicaSet/r' }).metadata, deletionTimestamp: new Date(at) } });
+    const plan = planDrain([deleted('old', '2026-01-01T00:08:20Z'), deleted('new', '2026-01-01T00:09:50Z'), pod('bare')], new Set(), { force: false, deleteEmptyDirData: false, skipWaitForDeleteTimeoutSec: 20 }, now);
+    expect(names(plan.evict)).toEqual(['new']);
+    expect(plan.skipped).toEqual([{ pod: 'ns/old', why: 'deleted more than 20s ago (--skip-wait-for-delete-timeout)' }]);
+    // Off (0): kubectl's default.
+    expect(names(planDrain([deleted('old', '2026-01-01T00:08:20Z')], new Set(), { force: false, deleteEmptyDirData: false, skipWaitForDeleteTimeoutSec: 0 }, now).evict)).toEqual(['old']);
+  });
+
   it('warns for what --force lets go', () => {
     const plan = planDrain([pod('b'), pod('ds', { owner: 'DaemonSet/gone' }), pod('c')], new Set(), { force: true, deleteEmptyDirData: false });
     // Grouped by message, in kubectl's words (pkg/drain PodDeleteList.Warnings).
@@ -120,6 +130,52 @@ describe("the drain against kube-apiserver's answers: two budgets over a pod, a 
     expect(refused).toMatch(/^cannot drain node "node3": .*; the pods it would evict: (default\/(db|web)-[\w-]+(, )?)+$/);
     expect(ok('get', 'node', 'node3', '-o', 'jsonpath={.spec.unschedulable}')).toBe('');
     ok('delete', 'pdb', 'web-too');
+  });
+
+  /** The drain step of a `--check` run of node3: its actions and warnings, or its refusal. */
+  const checkDrainOf = (...flags: string[]) => {
+    const r = runJson(['node3', '--yes', '--check', ...flags], state);
+    const h = r.report.hosts[0]!;
+    return { code: r.code, refused: h.refused, actions: h.steps.find((s) => s.name === 'drain')?.actions.map((a) => a.what) ?? [], warnings: h.warnings ?? [] };
+  };
+
+  it('nowhere to go: refused naming each pod and each Node\'s reason; --allow-pending lets it go, the Pending pods named', () => {
+    ok('cordon', 'node2');
+    try {
+      const refused = checkDrainOf();
+      expect(refused.code).toBe(4);
+      expect(refused.refused).toMatch(/^no Node this run leaves could take the pods of node3: default\//);
+      expect(refused.refused).toMatch(/default\/web-[\w-]+ \(node1: its taint node-role\.kubernetes\.io\/control-plane:NoSchedule is not tolerated; node2: cordoned\)/);
+      expect(refused.refused).toMatch(/default\/db-[\w-]+ \(node1: .*; node2: cordoned\).*; add a node, or uncordon one, first, or pass --allow-pending to let them go Pending$/);
+      const allowed = checkDrainOf('--allow-pending');
+      expect(allowed.refused).toBeUndefined();
+      expect(allowed.warnings).toContainEqual(expect.stringMatching(/^--allow-pending: these pods will be Pending, no other Node can take them: default\/(web|db)-/));
+    } finally {
+      ok('uncordon', 'node2');
+    }
+  });
+
+  it('--pod-selector plans what kubectl drain --pod-selector evicts; a pod whose grace period outlasts --drain-timeout is waited for, and the plan says so', () => {
+    const ours = checkDrainOf('--pod-selector', 'app=web').actions.filter((a) => a.startsWith('evict pod ')).map((a) => a.split(' ')[2]).sort();
+    const theirs = kubectl('drain', 'node3', '--ignore-daemonsets', '--pod-selector', 'app=web', '--dry-run=server');
+    expect(theirs.code, theirs.err).toBe(0);
+    expect([...`${theirs.out}${theirs.err}`.matchAll(/^evicting pod (\S+) \(server dry run\)$/gm)].map((m) => m[1]).sort()).toEqual(ours);
+    expect(ours.length).toBeGreaterThan(0);
+    expect(ours.every((p) => p!.startsWith('default/web-'))).toBe(true);
+    ok('uncordon', 'node3'); // kubectl's dry run cordons for real
+    apply('slow-stop', `apiVersion: v1
+kind: Pod
+metadata:
+  name: slow-stop
+  namespace: default
+  labels: {app: slow-stop}
+  ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: slow-stop, uid: 00000000-0000-4000-8000-000000000002, controller: true}]
+spec:
+  nodeName: node3
+  terminationGracePeriodSeconds: 40
+  containers: [{name: main, image: registry.k8s.io/busybox:sandbox, command: [sh, -c, 'trap "exit 0" TERM; while :; do sleep 1; done']}]
+`);
+    expect(checkDrainOf('--drain-timeout', '10s').actions).toContain('evict pod default/slow-stop (its grace period 40s is longer than --drain-timeout 10s: waited for up to 40s) (dry run: allowed)');
   });
 
   it("a pod of a Terminating namespace is waited for, priority and fairness' 429s are retried: the decommission completes and names no budget", () => {

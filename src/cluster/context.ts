@@ -24,6 +24,14 @@ export interface DecommissionOptions {
   force: boolean;
   deleteEmptyDirData: boolean;
   disableEviction: boolean;
+  /** kubectl drain's --grace-period: each pod's own when undefined. */
+  gracePeriodSec?: number;
+  /** kubectl drain's --pod-selector: only the pods it selects are drained. */
+  podSelector?: string;
+  /** kubectl drain's --skip-wait-for-delete-timeout: a pod deleted longer ago than this is neither evicted nor waited for (0: off). */
+  skipWaitForDeleteTimeoutSec: number;
+  /** Drain even when its pods have no Node to go to: they go Pending (kubectl never asks). */
+  allowPending: boolean;
   /** The host is confirmed off: taint it out-of-service instead of draining, and leave the node side alone. */
   nodeIsDown: boolean;
   allowQuorumLoss: boolean;

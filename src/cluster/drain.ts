@@ -29,7 +29,20 @@ export interface DrainOptions {
   deadline: number;
   /** How long between 429 retries: 5 s, as kubectl. */
   retryMs?: number;
+  /** kubectl's --grace-period: the pods' termination grace period (each pod's own when undefined). */
+  gracePeriodSec?: number;
+  /** kubectl's --pod-selector: only the pods this label selector selects. */
+  podSelector?: string;
+  /** kubectl's --skip-wait-for-delete-timeout: a pod deleted longer ago than this is neither evicted nor waited for (0: off). */
+  skipWaitForDeleteTimeoutSec?: number;
 }
+
+/** What plans a drain: kubectl's filters and which pods it lists. */
+export type PlanOptions = Pick<DrainOptions, 'force' | 'deleteEmptyDirData' | 'podSelector' | 'skipWaitForDeleteTimeoutSec'>;
+
+/** kubectl's shouldSkipPod: deleted longer ago than --skip-wait-for-delete-timeout (a dead kubelet will never confirm it). */
+export const deletedLongAgo = (p: V1Pod, skipSec: number | undefined, now = Date.now()): boolean =>
+  !!skipSec && !!p.metadata?.deletionTimestamp && (now - new Date(p.metadata.deletionTimestamp).getTime()) / 1000 > skipSec;
 
 export interface DrainPlan {
   evict: V1Pod[];
@@ -57,12 +70,17 @@ const controllerOf = (p: V1Pod) => p.metadata?.ownerReferences?.find((o) => o.co
  * unless --force (finished pods go either way). `daemonSets` holds the
  * "namespace/name" of the DaemonSets that exist.
  */
-export function planDrain(pods: V1Pod[], daemonSets: Set<string>, o: Pick<DrainOptions, 'force' | 'deleteEmptyDirData'>): DrainPlan {
+export function planDrain(pods: V1Pod[], daemonSets: Set<string>, o: PlanOptions, now = Date.now()): DrainPlan {
   const plan: DrainPlan = { evict: [], skipped: [], refusals: [], warnings: [] };
   const refused = new Map<string, string[]>();
   const refuse = (why: string, p: V1Pod) => refused.set(why, [...(refused.get(why) ?? []), ref(p)]);
   const warned: [string, string][] = [];
   for (const p of pods) {
+    // kubectl's first filter (skipDeletedFilter): skipped, without a word.
+    if (deletedLongAgo(p, o.skipWaitForDeleteTimeoutSec, now)) {
+      plan.skipped.push({ pod: ref(p), why: `deleted more than ${o.skipWaitForDeleteTimeoutSec}s ago (--skip-wait-for-delete-timeout)` });
+      continue;
+    }
     const owner = controllerOf(p);
     if (owner?.kind === 'DaemonSet' && !finished(p)) {
       if (daemonSets.has(`${p.metadata?.namespace}/${owner.name}`)) {
@@ -112,11 +130,11 @@ function budgetOf(e: unknown): string {
   return status?.details?.causes?.[0]?.message ?? status?.message ?? String((e as Error)?.message ?? e).split('\n')[0] ?? '';
 }
 
-async function podsOn(k: Kube, node: string): Promise<V1Pod[]> {
+async function podsOn(k: Kube, node: string, podSelector?: string): Promise<V1Pod[]> {
   const out: V1Pod[] = [];
   let cont: string | undefined;
   do {
-    const page = await k.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node}`, limit: 500, ...(cont ? { _continue: cont } : {}) });
+    const page = await k.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node}`, ...(podSelector ? { labelSelector: podSelector } : {}), limit: 500, ...(cont ? { _continue: cont } : {}) });
     out.push(...page.items);
     cont = page.metadata?._continue || undefined;
   } while (cont);
@@ -128,13 +146,13 @@ async function podsOn(k: Kube, node: string): Promise<V1Pod[]> {
  * ones (kubectl never reads a finished pod's: it goes either way). A read that fails
  * for another reason than NotFound refuses that pod in the API's words, as kubectl does.
  */
-export async function planFor(k: Kube, node: string, o: Pick<DrainOptions, 'force' | 'deleteEmptyDirData'>): Promise<DrainPlan> {
-  const pods = await podsOn(k, node);
+export async function planFor(k: Kube, node: string, o: PlanOptions): Promise<DrainPlan> {
+  const pods = await podsOn(k, node, o.podSelector);
   const daemonSets = new Set<string>();
   const unreadable = new Map<string, string>();
   for (const p of pods) {
     const owner = controllerOf(p);
-    if (owner?.kind !== 'DaemonSet' || finished(p)) continue;
+    if (owner?.kind !== 'DaemonSet' || finished(p) || deletedLongAgo(p, o.skipWaitForDeleteTimeoutSec)) continue;
     const key = `${p.metadata?.namespace}/${owner.name}`;
     if (daemonSets.has(key) || unreadable.has(key)) continue;
     try {
@@ -157,7 +175,13 @@ export const groupBy = (pairs: [string, string][]): Map<string, string[]> => {
   return out;
 };
 
-const eviction = (p: V1Pod) => ({ apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: p.metadata?.name, namespace: p.metadata?.namespace } });
+const eviction = (p: V1Pod, gracePeriodSec?: number) => ({
+  apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: p.metadata?.name, namespace: p.metadata?.namespace },
+  ...(gracePeriodSec !== undefined ? { deleteOptions: { gracePeriodSeconds: gracePeriodSec } } : {}),
+});
+
+/** How long a pod may take to stop once evicted: --grace-period, else its own terminationGracePeriodSeconds (30 s by default). */
+export const graceOf = (p: V1Pod, gracePeriodSec?: number): number => gracePeriodSec ?? p.spec?.terminationGracePeriodSeconds ?? 30;
 
 /** Does a label selector (matchLabels and matchExpressions) select these labels? An empty selector selects everything. */
 export function selects(sel: V1LabelSelector | undefined, labels: Record<string, string> = {}): boolean {
@@ -239,7 +263,7 @@ export interface DrainCheck {
 }
 
 /** Plan and preflight: what a drain of `node` would do, and whether it may start. Changes nothing. */
-export async function checkDrain(k: Kube, node: string, o: Pick<DrainOptions, 'force' | 'deleteEmptyDirData' | 'disableEviction'>): Promise<DrainCheck> {
+export async function checkDrain(k: Kube, node: string, o: PlanOptions & Pick<DrainOptions, 'disableEviction'>): Promise<DrainCheck> {
   const plan = await planFor(k, node, o);
   if (plan.refusals.length) return { plan, refusal: `cannot drain node "${node}": ${plan.refusals.join('; ')}`, spent: [] };
   const { blocked, refused } = o.disableEviction ? { blocked: [], refused: [] } : await preflight(k, plan);
@@ -293,8 +317,8 @@ export async function drainNode(k: Kube, node: string, o: DrainOptions, log: (li
       for (;;) {
         if (stop) return;
         try {
-          if (o.disableEviction) await k.core.deleteNamespacedPod({ name, namespace });
-          else await k.core.createNamespacedPodEviction({ name, namespace, body: eviction(p) });
+          if (o.disableEviction) await k.core.deleteNamespacedPod({ name, namespace, ...(o.gracePeriodSec !== undefined ? { gracePeriodSeconds: o.gracePeriodSec } : {}) });
+          else await k.core.createNamespacedPodEviction({ name, namespace, body: eviction(p, o.gracePeriodSec) });
           log(`${o.disableEviction ? 'deleted' : 'evicted'} pod ${ref(p)}`);
           break;
         } catch (e) {
@@ -319,19 +343,21 @@ export async function drainNode(k: Kube, node: string, o: DrainOptions, log: (li
           throw new Error(`${ref(p)}: ${o.disableEviction ? 'the delete' : 'the eviction'} failed: ${errorLine(e)}`);
         }
       }
-      // Gone once NotFound, or replaced by a pod of the same name with another uid.
+      // Gone once NotFound, or replaced by a pod of the same name with another uid; a pod
+      // deleted long ago on a dead kubelet is not waited for (--skip-wait-for-delete-timeout).
+      // A pod whose grace period outlasts the drain timeout is given its grace period.
+      const until = Math.max(o.deadline, Date.now() + (graceOf(p, o.gracePeriodSec) + 5) * 1000);
       for (;;) {
         if (stop) return;
         try {
           const now = await k.core.readNamespacedPod({ name, namespace });
-          if (now.metadata?.uid !== first.metadata?.uid) break;
+          if (now.metadata?.uid !== first.metadata?.uid || deletedLongAgo(now, o.skipWaitForDeleteTimeoutSec)) break;
         } catch (e) {
           if (codeOf(e) === 404) break;
           throw new Error(`${ref(p)}: could not see whether it is gone: ${errorLine(e)}`);
         }
-        if (Date.now() > o.deadline) {
-          const grace = p.spec?.terminationGracePeriodSeconds;
-          throw new Error(`${ref(p)} was evicted but is still there at the drain timeout${grace ? ` (its grace period is ${grace}s)` : ''}`);
+        if (Date.now() > until) {
+          throw new Error(`${ref(p)} was evicted but is still there at the drain timeout (its grace period: ${graceOf(p, o.gracePeriodSec)}s): its containers have not stopped (is its kubelet working?)`);
         }
         await sleep(1000);
       }

@@ -106,6 +106,15 @@ const tolerates = (p: V1Pod, t: V1Taint) =>
     (x) => (!x.effect || x.effect === t.effect) && (x.operator === 'Exists' ? !x.key || x.key === t.key : x.key === t.key && (x.value ?? '') === (t.value ?? '')),
   );
 
+/** Why a Node cannot take a pod, if it cannot: this run removes it, it is not Ready, cordoned, or has a taint the pod does not tolerate. */
+export function cannotTake(n: V1Node, p: V1Pod, leaving: ReadonlySet<string>): string | undefined {
+  if (leaving.has(n.metadata?.name ?? '')) return 'this run removes it';
+  if (!ready(n)) return 'not Ready';
+  if (n.spec?.unschedulable) return 'cordoned';
+  const t = (n.spec?.taints ?? []).find((x) => (x.effect === 'NoSchedule' || x.effect === 'NoExecute') && !tolerates(p, x));
+  return t ? `its taint ${t.key}${t.value ? `=${t.value}` : ''}:${t.effect} is not tolerated` : undefined;
+}
+
 /**
  * The pods (of a controller: a bare pod is not recreated) that no other Node could
  * take: none outside this run's targets is Ready, schedulable and has only
@@ -113,12 +122,7 @@ const tolerates = (p: V1Pod, t: V1Taint) =>
  * its replacement is made from its controller's template, which may say otherwise.
  */
 export function homeless(pods: V1Pod[], nodes: V1Node[], leaving: ReadonlySet<string>): V1Pod[] {
-  const open = nodes.filter((n) => !leaving.has(n.metadata?.name ?? '') && !n.spec?.unschedulable && ready(n));
-  return pods.filter(
-    (p) =>
-      p.metadata?.ownerReferences?.some((o) => o.controller) &&
-      !open.some((n) => (n.spec?.taints ?? []).every((t) => (t.effect !== 'NoSchedule' && t.effect !== 'NoExecute') || tolerates(p, t))),
-  );
+  return pods.filter((p) => p.metadata?.ownerReferences?.some((o) => o.controller) && nodes.every((n) => cannotTake(n, p, leaving) !== undefined));
 }
 
 /** The Nodes, for homeless(). */

@@ -47,6 +47,10 @@ export interface RunFlags {
   force: boolean;
   deleteEmptydirData: boolean;
   disableEviction: boolean;
+  gracePeriod?: string;
+  podSelector?: string;
+  skipWaitForDeleteTimeout: string;
+  allowPending: boolean;
   nodeIsDown: boolean;
   allowQuorumLoss: boolean;
   allowLastControlPlane: boolean;
@@ -102,11 +106,20 @@ export async function runCommand(inventoryFile: string, targets: string[], flags
   const clusterSide = selected.some((s) => s.kind === 'builtin' && STEPS[s.name]?.cluster);
   if (flags.keepInstalled && flags.purge) throw inputError('--keep-installed and --purge contradict each other');
   if (!clusterSide) {
-    const only = ['--context', '--force', '--delete-emptydir-data', '--disable-eviction', '--node-is-down', '--allow-quorum-loss', '--allow-last-control-plane', '--keep-installed'];
+    const only = ['--context', '--force', '--delete-emptydir-data', '--disable-eviction', '--grace-period', '--pod-selector', '--allow-pending', '--node-is-down', '--allow-quorum-loss', '--allow-last-control-plane', '--keep-installed'];
     const given = only.filter((f) => flags[f.slice(2).replace(/-(\w)/g, (_, c: string) => c.toUpperCase()) as keyof RunFlags]);
     if (given.length) throw inputError(`${given.join(', ')}: only for playbooks with cluster steps (the decommission); ${playbook.file} has none`);
   }
   const drainTimeoutSec = duration('--drain-timeout', flags.drainTimeout);
+  const seconds = (flag: string, v: string) => {
+    if (!/^\d+$/.test(v.trim())) throw inputError(`${flag} ${JSON.stringify(v)}: expected whole seconds, e.g. 30`);
+    return Number(v);
+  };
+  const gracePeriodSec = flags.gracePeriod !== undefined ? seconds('--grace-period', flags.gracePeriod) : undefined;
+  const skipWaitForDeleteTimeoutSec = seconds('--skip-wait-for-delete-timeout', flags.skipWaitForDeleteTimeout);
+  if (flags.podSelector !== undefined && !/^[\w./-]+(\s*(=|==|!=)\s*[\w.-]*)?(\s*,\s*!?[\w./-]+(\s*(=|==|!=)\s*[\w.-]*)?)*$/.test(flags.podSelector.trim())) {
+    throw inputError(`--pod-selector ${JSON.stringify(flags.podSelector)}: expected a label selector, e.g. app=web,tier!=db`);
+  }
   // The inventory may name its cluster's kubeconfig (decom_kubeconfig): --kubeconfig overrides it, it overrides $KUBECONFIG.
   const named = flags.kubeconfig ? undefined : inventoryKubeconfig(inventoryFile, hosts);
   const kube = clusterSide ? await kubeClients(flags.kubeconfig ?? named, flags.context) : undefined;
@@ -171,6 +184,8 @@ export async function runCommand(inventoryFile: string, targets: string[], flags
   const leaving = new Set(hosts.map(nodeNameOf));
   const options = {
     drainTimeoutSec, force: flags.force, deleteEmptyDirData: flags.deleteEmptydirData, disableEviction: flags.disableEviction,
+    ...(gracePeriodSec !== undefined ? { gracePeriodSec } : {}), ...(flags.podSelector ? { podSelector: flags.podSelector.trim() } : {}),
+    skipWaitForDeleteTimeoutSec, allowPending: flags.allowPending,
     nodeIsDown: flags.nodeIsDown, allowQuorumLoss: flags.allowQuorumLoss, allowLastControlPlane: flags.allowLastControlPlane,
   };
   const cluster = (h: Host, log: (line: string) => void): ClusterContext => ({

@@ -7,11 +7,12 @@
 import { z } from 'zod';
 import type { ClusterOutcome, Step } from '../engine/step.js';
 import type { ClusterContext } from '../cluster/context.js';
-import { checkDrain, drainNode, DrainError, waitDetached, type DrainCheck } from '../cluster/drain.js';
+import { checkDrain, drainNode, DrainError, graceOf, waitDetached, type DrainCheck } from '../cluster/drain.js';
 import { askPeers, memberOf, membersOf, quorumVerdict, removeMember, saveSnapshot } from '../cluster/etcd.js';
 import type { NodeState } from '../probes/index.js';
-import { codeOf } from '../cluster/kubeconfig.js';
-import { homeless, listNodes, readNode, removeNode } from '../cluster/node.js';
+import { codeOf, errorLine } from '../cluster/kubeconfig.js';
+import { cannotTake, homeless, listNodes, readNode, removeNode } from '../cluster/node.js';
+import type { V1Node } from '@kubernetes/client-node';
 
 const OUT_OF_SERVICE = { key: 'node.kubernetes.io/out-of-service', value: 'nodeshutdown', effect: 'NoExecute' };
 
@@ -27,19 +28,37 @@ const clusterStep = (s: Pick<Step, 'name' | 'description' | 'cluster'>): Step =>
 
 const ok = (actions: ClusterOutcome['actions'] = [], warnings: string[] = []): ClusterOutcome => ({ actions, warnings });
 
-/** Why the drain must not start: kubectl's refusals, a budget that never allows, or nowhere for its pods to go. */
-async function drainRefusal(c: ClusterContext, chk: DrainCheck): Promise<string | undefined> {
-  if (chk.refusal) return chk.refusal;
+/** The pods of this drain that no other Node could take, each with why every Node cannot ("node1: cordoned"). */
+async function nowhereToGo(c: ClusterContext, chk: DrainCheck): Promise<string[]> {
   // Finished pods need nowhere to go.
   const moving = chk.plan.evict.filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
-  if (!moving.length) return undefined;
-  const stuck = homeless(moving, await listNodes(c), c.leaving);
-  if (!stuck.length) return undefined;
-  const pods = stuck.map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`);
-  return `no Node this run leaves could take ${pods.join(', ')} from ${c.nodeName} (Ready, schedulable, its taints tolerated); add a node, or uncordon one, first`;
+  if (!moving.length) return [];
+  let nodes: V1Node[];
+  try {
+    nodes = await listNodes(c);
+  } catch (e) {
+    throw new Error(`cannot tell whether the pods of ${c.nodeName} have a Node to go to: listing Nodes failed: ${errorLine(e)} (the drainer needs nodes list; or pass --allow-pending)`);
+  }
+  return homeless(moving, nodes, c.leaving).map((p) => {
+    const why = nodes.filter((n) => n.metadata?.name !== c.nodeName).map((n) => `${n.metadata?.name}: ${cannotTake(n, p, c.leaving)}`);
+    return `${p.metadata?.namespace}/${p.metadata?.name} (${why.join('; ') || 'no other Node'})`;
+  });
 }
 
-const drainFlags = (c: ClusterContext) => ({ force: c.options.force, deleteEmptyDirData: c.options.deleteEmptyDirData, disableEviction: c.options.disableEviction });
+/** Why the drain must not start: kubectl's refusals, a budget that never allows, or nowhere for its pods to go (unless --allow-pending). */
+async function drainRefusal(c: ClusterContext, chk: DrainCheck): Promise<string | undefined> {
+  if (chk.refusal) return chk.refusal;
+  if (c.options.allowPending) return undefined;
+  const stuck = await nowhereToGo(c, chk).catch((e: unknown) => [(e as Error).message]);
+  if (!stuck.length) return undefined;
+  if (stuck.length === 1 && stuck[0]?.startsWith('cannot tell')) return stuck[0];
+  return `no Node this run leaves could take the pods of ${c.nodeName}: ${stuck.join(', ')}; add a node, or uncordon one, first, or pass --allow-pending to let them go Pending`;
+}
+
+const drainFlags = (c: ClusterContext) => ({
+  force: c.options.force, deleteEmptyDirData: c.options.deleteEmptyDirData, disableEviction: c.options.disableEviction, skipWaitForDeleteTimeoutSec: c.options.skipWaitForDeleteTimeoutSec,
+  ...(c.options.podSelector ? { podSelector: c.options.podSelector } : {}), ...(c.options.gracePeriodSec !== undefined ? { gracePeriodSec: c.options.gracePeriodSec } : {}),
+});
 
 export const drain = clusterStep({
   name: 'drain',
@@ -85,15 +104,22 @@ export const drain = clusterStep({
       const verb = c.options.disableEviction ? 'delete' : 'evict';
       const podAction = (p: (typeof chk.plan.evict)[number]) => {
         const spent = chk.spent.find((b) => b.pod === `${p.metadata?.namespace}/${p.metadata?.name}`);
+        const grace = graceOf(p, c.options.gracePeriodSec);
+        const slow = grace > c.options.drainTimeoutSec ? ` (its grace period ${grace}s is longer than --drain-timeout ${c.options.drainTimeoutSec}s: waited for up to ${grace}s)` : '';
         return {
-          what: `${verb} pod ${p.metadata?.namespace}/${p.metadata?.name}${c.check ? (spent ? ` (dry run: ${spent.message}; retried until --drain-timeout)` : ' (dry run: allowed)') : ''}`,
+          what: `${verb} pod ${p.metadata?.namespace}/${p.metadata?.name}${slow}${c.check ? (spent ? ` (dry run: ${spent.message}; retried until --drain-timeout)` : ' (dry run: allowed)') : ''}`,
           script: c.options.disableEviction ? `DELETE /api/v1/namespaces/${p.metadata?.namespace}/pods/${p.metadata?.name}` : `POST /api/v1/namespaces/${p.metadata?.namespace}/pods/${p.metadata?.name}/eviction`,
         };
       };
       const cordon = { what: `cordon Node ${c.nodeName}`, script: `PATCH /api/v1/nodes/${c.nodeName} {"spec":{"unschedulable":true}}` };
       const ds = chk.plan.skipped.filter((x) => x.why === 'DaemonSet-managed').map((x) => x.pod).sort();
       // kubectl's words; the node reset stops them.
-      const warnings = [...chk.plan.warnings, ...(ds.length ? [`ignoring DaemonSet-managed Pods: ${ds.join(', ')}`] : [])];
+      const pending = c.options.allowPending ? await nowhereToGo(c, chk).catch((e: unknown) => [(e as Error).message]) : [];
+      const warnings = [
+        ...chk.plan.warnings,
+        ...(ds.length ? [`ignoring DaemonSet-managed Pods: ${ds.join(', ')}`] : []),
+        ...(pending.length ? [`--allow-pending: these pods will be Pending, no other Node can take them: ${pending.join(', ')}`] : []),
+      ];
       if (c.check) return ok([...(node.spec?.unschedulable ? [] : [cordon]), ...chk.plan.evict.map(podAction)], warnings);
       for (const b of chk.spent) c.log(`${b.pod}: ${b.message}: retrying until the drain timeout`);
       try {
