@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { down, up } from './helpers/sandbox.js';
-import { runJson } from './helpers/run.js';
-import { kubectl, ok, requireKubectl, sleep } from './helpers/kubectl.js';
+import { down, STATE_DIR, up } from './helpers/sandbox.js';
+import { INVENTORY, runJson, startRun, type RunReport } from './helpers/run.js';
+import { KUBECONFIG, kubectl, ok, requireKubectl, sleep } from './helpers/kubectl.js';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { planDrain, selects } from '../src/cluster/drain.js';
 import type { V1Pod } from '@kubernetes/client-node';
 
@@ -106,6 +107,23 @@ describe('parity with kubectl drain: decom on one fresh cluster sandbox, kubectl
   });
 });
 
+/** Polls until `cond` holds (every 0.5 s), or fails naming what it waited for. */
+async function until(cond: () => boolean, ms: number, what: string): Promise<void> {
+  for (const end = Date.now() + ms; !cond(); ) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+/** Whether the newest run journal in a state folder holds this text. */
+const journalSays = (state: string, text: string): boolean => {
+  try {
+    const runs = readdirSync(join(state, 'runs')).filter((f) => f.endsWith('.jsonl')).sort();
+    return runs.length > 0 && readFileSync(join(state, 'runs', runs[runs.length - 1]!), 'utf8').includes(text);
+  } catch {
+    return false;
+  }
+};
+
 describe("the drain against kube-apiserver's answers: two budgets over a pod, a Terminating namespace, priority and fairness' 429s", () => {
   const state = mkdtempSync(join(tmpdir(), 'decom-drain-api-'));
   const work = mkdtempSync(join(tmpdir(), 'decom-drain-api-yaml-'));
@@ -178,9 +196,81 @@ spec:
     expect(checkDrainOf('--drain-timeout', '10s').actions).toContain('evict pod default/slow-stop (its grace period 40s is longer than --drain-timeout 10s: waited for up to 40s) (dry run: allowed)');
   });
 
+  it("a least-privilege drainer (kubectl drain's verbs, and nodes list): kubectl drain completes, so does decom's drain step, which reads no finished pod's DaemonSet and lists no budget", async () => {
+    apply('drainer', `apiVersion: v1
+kind: ServiceAccount
+metadata: {name: drainer, namespace: kube-system}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: drainer}
+rules:
+- {apiGroups: [""], resources: [nodes], verbs: [get, patch, list]}
+- {apiGroups: [""], resources: [pods], verbs: [get, list]}
+- {apiGroups: [""], resources: [pods/eviction], verbs: [create]}
+- {apiGroups: [apps], resources: [daemonsets], verbs: [get]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: drainer}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: drainer}
+subjects: [{kind: ServiceAccount, name: drainer, namespace: kube-system}]
+`);
+    const config = parseYaml(readFileSync(KUBECONFIG, 'utf8')) as { users: { user: Record<string, unknown> }[] };
+    config.users[0]!.user = { token: ok('-n', 'kube-system', 'create', 'token', 'drainer').trim() };
+    const least = join(work, 'drainer.kubeconfig');
+    writeFileSync(least, stringifyYaml(config), { mode: 0o600 });
+    // What the role does not grant is refused with kube-apiserver's message.
+    const denied = kubectl('--kubeconfig', least, 'get', 'pdb', '-A');
+    expect(denied.err).toContain('poddisruptionbudgets.policy is forbidden: User "system:serviceaccount:kube-system:drainer" cannot list resource "poddisruptionbudgets" in API group "policy" at the cluster scope');
+
+    // On node2: a finished pod of a DaemonSet (that no longer exists), and a budget spent until the test frees it.
+    apply('done', `apiVersion: v1
+kind: Pod
+metadata:
+  name: agent-done
+  namespace: default
+  ownerReferences: [{apiVersion: apps/v1, kind: DaemonSet, name: agent-gone, uid: 00000000-0000-4000-8000-000000000003, controller: true}]
+spec:
+  nodeName: node2
+  restartPolicy: Never
+  containers: [{name: main, image: registry.k8s.io/busybox:sandbox, command: ["true"]}]
+status: {phase: Succeeded}
+`);
+    expect(ok('get', 'pod', 'agent-done', '-o', 'jsonpath={.status.phase}')).toBe('Succeeded');
+    ok('patch', 'pdb', 'web', '--type=merge', '-p', '{"spec":{"minAvailable":3}}');
+    const auditLog = join(STATE_DIR, 'api', 'audit.log');
+    const logged = readFileSync(auditLog, 'utf8').length;
+    const run = startRun([INVENTORY, 'node2', '--tags', 'drain', '--yes', '--force', '--delete-emptydir-data', '--kubeconfig', least, '--output', 'json', '--state-dir', state]);
+    await until(() => journalSays(state, 'The disruption budget web needs 3'), 60_000, 'a budget 429');
+    ok('patch', 'pdb', 'web', '--type=merge', '-p', '{"spec":{"minAvailable":2}}');
+    const done = await run.done;
+    const r = JSON.parse(done.out.slice(done.out.indexOf('{\n'))) as RunReport;
+    const drained = r.hosts[0]!.steps.find((x) => x.name === 'drain')!;
+    expect(drained.status, drained.reason).toBe('changed');
+    expect(ok('get', 'node', 'node2', '-o', 'jsonpath={.spec.unschedulable}')).toBe('true');
+    expect(ok('get', 'pods', '-A', '--field-selector', 'spec.nodeName=node2', '-o', 'jsonpath={.items[*].metadata.name}').split(' ').filter((p) => p && !/^(calico-node|kube-proxy)-/.test(p))).toEqual([]);
+    const requests = readFileSync(auditLog, 'utf8').slice(logged).split('\n').filter(Boolean).map((l) => JSON.parse(l) as { user: string; verb: string; requestURI: string });
+    const ours = requests.filter((x) => x.user === 'system:serviceaccount:kube-system:drainer');
+    expect(ours.length).toBeGreaterThan(0);
+    expect(ours.filter((x) => x.requestURI.includes('/daemonsets/agent-gone'))).toEqual([]);
+    expect(ours.filter((x) => x.verb === 'list' && x.requestURI.includes('poddisruptionbudgets'))).toEqual([]);
+
+    // kubectl drain with the same kubeconfig, on node3 (node2's pods went there).
+    ok('uncordon', 'node2');
+    const theirs = kubectl('--kubeconfig', least, 'drain', 'node3', '--ignore-daemonsets', '--force', '--delete-emptydir-data', '--timeout=120s');
+    expect(theirs.code, theirs.err).toBe(0);
+    ok('uncordon', 'node3');
+  });
+
   it("a pod of a Terminating namespace is waited for, priority and fairness' 429s are retried: the decommission completes and names no budget", () => {
     // The budget's own 429 is the parity test's; here every 429 is priority and fairness'.
     ok('delete', 'pdb', 'web');
+    // Pods on node3 to evict (the least-privilege test drained it): web scaled up over the workers.
+    ok('patch', 'deployment', 'web', '--type=merge', '-p', '{"spec":{"replicas":6}}');
+    const webOn3 = () => ok('get', 'pods', '-l', 'app=web', '--field-selector', 'spec.nodeName=node3,status.phase=Running', '-o', 'name').split('\n').filter(Boolean).length;
+    for (let i = 0; i < 100 && webOn3() < 2; i++) sleep(0.3);
+    expect(webOn3()).toBeGreaterThanOrEqual(2);
     apply('held', `apiVersion: v1
 kind: Namespace
 metadata: {name: held}
@@ -206,7 +296,7 @@ spec:
     // The sandbox's fault switch: every third eviction request is refused as priority and fairness refuses one.
     apply('faults', 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: decom-sandbox-faults, namespace: kube-system}\ndata: {evictionTooManyRequestsEvery: "3"}\n');
     try {
-      const r = runJson(['node3', '--yes'], state);
+      const r = runJson(['node3', '--yes', '--delete-emptydir-data'], state);
       expect(r.code, r.stderr + JSON.stringify(r.report.hosts[0]?.steps.find((s) => s.name === 'drain'))).toBe(0);
       const journal = readFileSync(r.report.journal, 'utf8');
       expect(journal).toMatch(/error when evicting pods\/\\"[\w-]+\\" -n \\"default\\" \(will retry after 5s\): Too many requests, please try again later\./);

@@ -19,7 +19,7 @@ process.title = 'decom-sandbox-api';
 const config = JSON.parse(readFileSync(join(dir, 'api.json'), 'utf8')) as ApiConfig;
 const store = new Store(join(dir, 'objects.json'));
 seed(store);
-const server = createApiServer({ store, token: config.token, cert: readFileSync(join(dir, 'server.crt')), key: readFileSync(join(dir, 'server.key')) });
+const server = createApiServer({ store, token: config.token, auditLog: join(dir, 'audit.log'), cert: readFileSync(join(dir, 'server.crt')), key: readFileSync(join(dir, 'server.key')) });
 server.listen(config.port, config.host, () => process.stdout.write(`decom sandbox API on https://${config.host}:${config.port}\n`));
 const controllers: [string, (s: Store) => void][] = [
   ['node-ipam', nodeIpamController],

@@ -1,6 +1,6 @@
 /**
  * Request bodies in Kubernetes' protobuf encoding: kubectl's typed clients send them
- * (`kubectl create namespace`, drain's evictions and pod deletes) and do not fall back
+ * (`kubectl create namespace`, drain's evictions and pod deletes, `create token`) and do not fall back
  * to JSON on a 415. The envelope is `k8s\0` + runtime.Unknown{typeMeta, raw}; the raw
  * object is decoded for the few kinds those clients send, by their field numbers in
  * k8s.io/api's generated.proto. Anything else is a 415, named.
@@ -29,6 +29,8 @@ const KINDS: Record<string, Schema> = {
   Namespace: { 1: ['metadata', OBJECT_META], 2: ['spec', { 1: ['finalizers', 'strings'] }] },
   Eviction: { 1: ['metadata', OBJECT_META], 2: ['deleteOptions', DELETE_OPTIONS] },
   DeleteOptions: DELETE_OPTIONS,
+  // `kubectl create token` (authentication/v1 TokenRequestSpec: audiences 1, boundObjectRef 3, expirationSeconds 4).
+  TokenRequest: { 1: ['metadata', OBJECT_META], 2: ['spec', { 1: ['audiences', 'strings'], 4: ['expirationSeconds', 'int'] }] },
 };
 
 function varint(buf: Buffer, pos: number): [bigint, number] {

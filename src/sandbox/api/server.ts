@@ -8,7 +8,7 @@
  */
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { timingSafeEqual } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
 import { ApiError } from './errors.js';
 import { GROUPS, RESOURCES, VERBS, apiVersionOf, findResource, type Resource } from './resources.js';
 import { fieldMatcher, jsonPatch, labelMatcher, mergePatch, strategicMergePatch } from './query.js';
@@ -16,6 +16,7 @@ import type { Obj, Store, WatchEvent } from './store.js';
 import { toTable } from './tables.js';
 import { decodeProtobuf } from './protobuf.js';
 import { evict, faultSwitch, pdbStatus, validate, withDefaults } from './behaviour.js';
+import { authenticate, authorize, serviceAccountToken } from './rbac.js';
 
 export const KUBERNETES_VERSION = { major: '1', minor: '32', gitVersion: 'v1.32.4', gitCommit: '59526cd4867447956156ae3a602fcbac10f2c335', gitTreeState: 'clean', buildDate: '2025-04-22T16:02:27Z', goVersion: 'go1.23.6', compiler: 'gc', platform: 'linux/amd64' };
 
@@ -24,6 +25,8 @@ type Any = Record<string, any>; // eslint-disable-line @typescript-eslint/no-exp
 export interface ApiOptions {
   store: Store;
   token: string;
+  /** Where each request is logged (JSON lines: user, verb, URI), as kube-apiserver's audit log; none when undefined. */
+  auditLog?: string;
   cert: string | Buffer;
   key: string | Buffer;
 }
@@ -148,11 +151,8 @@ const listKind = (r: Resource) => `${r.kind}List`;
 export function createApiServer(o: ApiOptions): Server {
   const { store } = o;
   const evictionRefused = faultSwitch(store);
-  const token = Buffer.from(o.token);
-  const authorized = (req: IncomingMessage) => {
-    const m = /^Bearer (.+)$/.exec(String(req.headers.authorization ?? ''));
-    const got = Buffer.from(m?.[1] ?? '');
-    return got.length === token.length && timingSafeEqual(got, token);
+  const audit = (entry: Record<string, unknown>) => {
+    if (o.auditLog) appendFileSync(o.auditLog, `${JSON.stringify(entry)}\n`);
   };
 
   const objectsOf = (t: Target, q: URLSearchParams): Obj[] => {
@@ -190,7 +190,8 @@ export function createApiServer(o: ApiOptions): Server {
       return;
     }
     if (path === '/version') return send(res, 200, KUBERNETES_VERSION);
-    if (!authorized(req)) throw new ApiError(401, 'Unauthorized', 'Unauthorized');
+    const user = authenticate(store, o.token, req.headers.authorization);
+    if (!user) throw new ApiError(401, 'Unauthorized', 'Unauthorized');
     if (path === '/metrics') return sendMetrics(res);
 
     // Discovery.
@@ -217,6 +218,10 @@ export function createApiServer(o: ApiOptions): Server {
     const t = m ? parseTarget(group, 'v1', rest.split('/').map(decodeURIComponent)) : undefined;
     if (!t) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
     const { r } = t;
+    const watching = q.get('watch') === 'true' || q.get('watch') === '1';
+    const verb = { GET: t.name ? 'get' : watching ? 'watch' : 'list', POST: 'create', PUT: 'update', PATCH: 'patch', DELETE: t.name ? 'delete' : 'deletecollection' }[String(req.method)] ?? String(req.method).toLowerCase();
+    audit({ user: user.name, verb, requestURI: req.url });
+    authorize(store, user, { verb, group: r.group, resource: r.plural, ...(t.sub ? { subresource: t.sub } : {}), ...(t.ns ? { namespace: t.ns } : {}), ...(t.name ? { name: t.name } : {}) });
     count(req.method === 'GET' ? (t.name ? 'GET' : q.get('watch') === 'true' || q.get('watch') === '1' ? 'WATCH' : 'LIST') : String(req.method), r, t.sub, String(req.headers['user-agent'] ?? ''));
     const dryRun = q.get('dryRun') === 'All';
 
@@ -250,6 +255,12 @@ export function createApiServer(o: ApiOptions): Server {
       if (req.method === 'POST') {
         const body = (await readBody(req)) as Obj | undefined;
         const obj = validate(store, r, withDefaults(r, body, t.ns), t.ns);
+        // The token controller fills a ServiceAccount's token Secret.
+        if (r.plural === 'secrets' && obj.type === 'kubernetes.io/service-account-token') {
+          const sa = obj.metadata.annotations?.['kubernetes.io/service-account.name'];
+          const ns = obj.metadata.namespace as string;
+          if (sa) obj.data = { ...(obj.data as Record<string, string> | undefined), token: Buffer.from(serviceAccountToken(o.token, ns, sa)).toString('base64'), namespace: Buffer.from(ns).toString('base64') };
+        }
         if (dryRun) return send(res, 201, { ...obj, metadata: { ...obj.metadata, uid: obj.metadata.uid ?? '', creationTimestamp: new Date().toISOString() } });
         return send(res, 201, store.create(r.plural, obj, r.group));
       }
@@ -272,6 +283,17 @@ export function createApiServer(o: ApiOptions): Server {
       }
       // kubectl drain --dry-run=server says so in the Eviction's deleteOptions, not in the query.
       return send(res, 201, evict(store, t.ns as string, name, body, dryRun || (body?.deleteOptions?.dryRun ?? []).includes('All')));
+    }
+    if (t.sub === 'token' && r.plural === 'serviceaccounts') {
+      if (req.method !== 'POST') throw new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
+      const body = (await readBody(req)) as Any | undefined;
+      store.get('serviceaccounts', t.ns, name, '');
+      const seconds = Number(body?.spec?.expirationSeconds ?? 3600);
+      return send(res, 201, {
+        kind: 'TokenRequest', apiVersion: 'authentication.k8s.io/v1', metadata: { name, namespace: t.ns, creationTimestamp: new Date().toISOString() },
+        spec: { audiences: ['https://kubernetes.default.svc'], ...body?.spec, expirationSeconds: seconds },
+        status: { token: serviceAccountToken(o.token, t.ns as string, name), expirationTimestamp: new Date(Date.now() + seconds * 1000).toISOString().replace(/\.\d+Z$/, 'Z') },
+      });
     }
     if (t.sub && !r.subresources?.some((s) => s.name === t.sub)) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
     if (req.method === 'GET') {

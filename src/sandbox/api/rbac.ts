@@ -1,0 +1,96 @@
+/**
+ * Who a request is and what it may do, as kube-apiserver decides it: the admin token
+ * is cluster-admin (system:masters); a ServiceAccount's token (issued through
+ * TokenRequest, or filled into a `kubernetes.io/service-account-token` Secret) is
+ * `system:serviceaccount:NS:NAME`, judged by the stored Roles, ClusterRoles and their
+ * bindings (RBAC's rules: verbs, apiGroups, resources with subresources, resourceNames),
+ * with discovery open to every authenticated user. A refusal is the real 403 Status.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { ApiError } from './errors.js';
+import type { Obj, Store } from './store.js';
+
+export interface User {
+  name: string;
+  groups: string[];
+}
+
+type Any = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const ADMIN: User = { name: 'kubernetes-admin', groups: ['system:masters', 'system:authenticated'] };
+const same = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+
+/**
+ * A ServiceAccount's token: opaque here (a real one is a signed JWT), derived from the
+ * admin token so it outlives an API restart and cannot be forged without it.
+ */
+export function serviceAccountToken(adminToken: string, ns: string, name: string): string {
+  const mac = createHmac('sha256', adminToken).update(`${ns}/${name}`).digest('hex').slice(0, 40);
+  return `sandbox-sa.${Buffer.from(`${ns}/${name}`).toString('base64url')}.${mac}`;
+}
+
+/** The user a bearer token names, if any: the admin, or a ServiceAccount that still exists. */
+export function authenticate(store: Store, adminToken: string, header: string | undefined): User | undefined {
+  const token = /^Bearer (.+)$/.exec(header ?? '')?.[1] ?? '';
+  if (!token) return undefined;
+  if (same(token, adminToken)) return ADMIN;
+  const m = /^sandbox-sa\.([A-Za-z0-9_-]+)\.[0-9a-f]{40}$/.exec(token);
+  if (!m) return undefined;
+  const [ns, name] = Buffer.from(m[1] as string, 'base64url').toString().split('/');
+  if (!ns || !name || !same(token, serviceAccountToken(adminToken, ns, name)) || !store.find('serviceaccounts', ns, name)) return undefined;
+  return { name: `system:serviceaccount:${ns}:${name}`, groups: ['system:serviceaccounts', `system:serviceaccounts:${ns}`, 'system:authenticated'] };
+}
+
+export interface Attributes {
+  verb: string;
+  group: string;
+  resource: string;
+  subresource?: string;
+  namespace?: string;
+  name?: string;
+}
+
+const bound = (b: Obj, u: User, ns: string | undefined) =>
+  ((b as Any).subjects ?? []).some((s: Any) =>
+    s.kind === 'User' ? s.name === u.name
+    : s.kind === 'Group' ? u.groups.includes(s.name)
+    : s.kind === 'ServiceAccount' && u.name === `system:serviceaccount:${s.namespace ?? ns}:${s.name}`,
+  );
+
+const has = (list: string[] | undefined, v: string) => (list ?? []).includes('*') || (list ?? []).includes(v);
+
+function allows(rule: Any, a: Attributes): boolean {
+  const resource = a.subresource ? `${a.resource}/${a.subresource}` : a.resource;
+  return (
+    has(rule.verbs, a.verb) &&
+    has(rule.apiGroups, a.group) &&
+    (has(rule.resources, resource) || (!!a.subresource && (rule.resources ?? []).includes(`*/${a.subresource}`))) &&
+    (!rule.resourceNames?.length || (!!a.name && rule.resourceNames.includes(a.name)))
+  );
+}
+
+/** The rules bound to the user where the request acts: ClusterRoleBindings everywhere, RoleBindings in their namespace. */
+function rulesOf(store: Store, u: User, ns: string | undefined): Any[] {
+  const roleRules = (ref: Any, bindingNs: string | undefined): Any[] => {
+    const role = ref?.kind === 'ClusterRole' ? store.find('clusterroles', undefined, ref.name) : ref?.kind === 'Role' && bindingNs ? store.find('roles', bindingNs, ref.name) : undefined;
+    return ((role as Any | undefined)?.rules ?? []) as Any[];
+  };
+  const cluster = store.list('clusterrolebindings').filter((b) => bound(b, u, undefined)).flatMap((b) => roleRules((b as Any).roleRef, undefined));
+  const local = ns ? store.list('rolebindings', ns).filter((b) => bound(b, u, ns)).flatMap((b) => roleRules((b as Any).roleRef, ns)) : [];
+  return [...cluster, ...local];
+}
+
+/** Refuses what the user may not do, with kube-apiserver's message (responsewriters.forbiddenMessage). */
+export function authorize(store: Store, u: User, a: Attributes): void {
+  if (u.groups.includes('system:masters')) return;
+  if (rulesOf(store, u, a.namespace).some((r) => allows(r, a))) return;
+  const what = a.subresource ? `${a.resource}/${a.subresource}` : a.resource;
+  const where = a.namespace ? `in the namespace "${a.namespace}"` : 'at the cluster scope';
+  const reason = `User "${u.name}" cannot ${a.verb} resource "${what}" in API group "${a.group}" ${where}`;
+  const gr = a.group ? `${a.resource}.${a.group}` : a.resource;
+  throw new ApiError(403, 'Forbidden', a.name ? `${gr} "${a.name}" is forbidden: ${reason}` : `${gr} is forbidden: ${reason}`, {
+    ...(a.name ? { name: a.name } : {}),
+    ...(a.group ? { group: a.group } : {}),
+    kind: a.resource,
+  });
+}
