@@ -9,7 +9,8 @@ import { leftovers } from './helpers/residue.js';
 import { INVENTORY, runJson, startRun, until, type RunReport } from './helpers/run.js';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { quorumVerdict } from '../src/cluster/etcd.js';
-import { cannotTake, homeless } from '../src/cluster/node.js';
+import { cannotTake, homeless, removeNode } from '../src/cluster/node.js';
+import type { ClusterContext } from '../src/cluster/context.js';
 import type { EtcdView } from '../src/probes/state.js';
 import { KUBECONFIG, kubectl, ok, requireKubectl, sleep, workloadsOn } from './helpers/kubectl.js';
 
@@ -86,6 +87,16 @@ describe('where evicted pods could go', () => {
     expect([cp, node('w1'), node('w2', { unschedulable: true }), node('w3', { ready: false }), node('w4')].map((n) => cannotTake(n, p, new Set(['w1'])))).toEqual([
       'its taint node-role.kubernetes.io/control-plane:NoSchedule is not tolerated', 'this run removes it', 'cordoned', 'not Ready', undefined,
     ]);
+  });
+});
+
+describe("the Node's deletion: an API error in one line, with the API's own message", () => {
+  it('a refused delete names the Node and says what the API said (not the client library\'s HTTP dump)', async () => {
+    const forbidden = { code: 403, body: JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'nodes "node3" is forbidden: User "system:serviceaccount:kube-system:drainer" cannot delete resource "nodes" in API group "" at the cluster scope', reason: 'Forbidden', code: 403 }) };
+    const c = { nodeName: 'node3', kube: { server: 'https://api', core: { readNode: async () => ({ metadata: { name: 'node3' } }), deleteNode: async () => Promise.reject(forbidden) } } } as unknown as ClusterContext;
+    await expect(removeNode(c, true)).rejects.toThrow(
+      'delete Node node3: nodes "node3" is forbidden: User "system:serviceaccount:kube-system:drainer" cannot delete resource "nodes" in API group "" at the cluster scope (HTTP 403)',
+    );
   });
 });
 

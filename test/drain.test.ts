@@ -137,6 +137,38 @@ describe("the drain against kube-apiserver's answers: two budgets over a pod, a 
   });
   afterAll(() => down());
 
+  /** A kubeconfig for a ServiceAccount kube-system/NAME bound to a ClusterRole of these rules (YAML flow lists). */
+  const kubeconfigFor = (name: string, rules: string[]): string => {
+    apply(`rbac-${name}`, `apiVersion: v1
+kind: ServiceAccount
+metadata: {name: ${name}, namespace: kube-system}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: ${name}}
+rules:
+${rules.map((r) => `- ${r}`).join('\n')}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: ${name}}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: ${name}}
+subjects: [{kind: ServiceAccount, name: ${name}, namespace: kube-system}]
+`);
+    const config = parseYaml(readFileSync(KUBECONFIG, 'utf8')) as { users: { user: Record<string, unknown> }[] };
+    config.users[0]!.user = { token: ok('-n', 'kube-system', 'create', 'token', name).trim() };
+    const file = join(work, `${name}.kubeconfig`);
+    writeFileSync(file, stringifyYaml(config), { mode: 0o600 });
+    return file;
+  };
+  /** What `kubectl drain` needs, and nodes list for decom's nowhere-to-go interlock. */
+  const DRAINER = [
+    '{apiGroups: [""], resources: [nodes], verbs: [get, patch, list]}',
+    '{apiGroups: [""], resources: [pods], verbs: [get, list]}',
+    '{apiGroups: [""], resources: [pods/eviction], verbs: [create]}',
+    '{apiGroups: [apps], resources: [daemonsets], verbs: [get]}',
+  ];
+
   it("a Running pod under two budgets: refused before anything changes, the API's message after the pod's name, every pod it would evict listed", () => {
     apply('web-too', 'apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web-too, namespace: default}\nspec: {minAvailable: 1, selector: {matchLabels: {app: web}}}\n');
     const web = ok('get', 'pods', '-l', 'app=web', '--field-selector', 'spec.nodeName=node3', '-o', 'jsonpath={.items[*].metadata.name}').split(' ').sort();
@@ -197,29 +229,7 @@ spec:
   });
 
   it("a least-privilege drainer (kubectl drain's verbs, and nodes list): kubectl drain completes, so does decom's drain step, which reads no finished pod's DaemonSet and lists no budget", async () => {
-    apply('drainer', `apiVersion: v1
-kind: ServiceAccount
-metadata: {name: drainer, namespace: kube-system}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: drainer}
-rules:
-- {apiGroups: [""], resources: [nodes], verbs: [get, patch, list]}
-- {apiGroups: [""], resources: [pods], verbs: [get, list]}
-- {apiGroups: [""], resources: [pods/eviction], verbs: [create]}
-- {apiGroups: [apps], resources: [daemonsets], verbs: [get]}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: drainer}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: drainer}
-subjects: [{kind: ServiceAccount, name: drainer, namespace: kube-system}]
-`);
-    const config = parseYaml(readFileSync(KUBECONFIG, 'utf8')) as { users: { user: Record<string, unknown> }[] };
-    config.users[0]!.user = { token: ok('-n', 'kube-system', 'create', 'token', 'drainer').trim() };
-    const least = join(work, 'drainer.kubeconfig');
-    writeFileSync(least, stringifyYaml(config), { mode: 0o600 });
+    const least = kubeconfigFor('drainer', DRAINER);
     // What the role does not grant is refused with kube-apiserver's message.
     const denied = kubectl('--kubeconfig', least, 'get', 'pdb', '-A');
     expect(denied.err).toContain('poddisruptionbudgets.policy is forbidden: User "system:serviceaccount:kube-system:drainer" cannot list resource "poddisruptionbudgets" in API group "policy" at the cluster scope');
@@ -261,6 +271,30 @@ status: {phase: Succeeded}
     const theirs = kubectl('--kubeconfig', least, 'drain', 'node3', '--ignore-daemonsets', '--force', '--delete-emptydir-data', '--timeout=120s');
     expect(theirs.code, theirs.err).toBe(0);
     ok('uncordon', 'node3');
+  });
+
+  it("every API error is one line, with the API's own message and what it concerns: cordon, DaemonSet, eviction, budget", () => {
+    const drainOnly = (kc: string, ...flags: string[]) => runJson(['node2', '--tags', 'drain', '--yes', '--force', '--delete-emptydir-data', '--kubeconfig', kc, ...flags], state);
+    const user = (n: string) => `User "system:serviceaccount:kube-system:${n}"`;
+    const noCordon = drainOnly(kubeconfigFor('no-cordon', DRAINER.map((r) => r.replace('[get, patch, list]', '[get, list]'))));
+    const failed = noCordon.report.hosts[0]!.steps.find((x) => x.name === 'drain')!;
+    expect(failed.reason).toBe(`cordon Node node2: nodes "node2" is forbidden: ${user('no-cordon')} cannot patch resource "nodes" in API group "" at the cluster scope (HTTP 403); nothing was changed`);
+    const noDs = drainOnly(kubeconfigFor('no-ds', DRAINER.slice(0, 3)));
+    expect(noDs.code).toBe(4);
+    expect(noDs.report.hosts[0]!.refused).toMatch(new RegExp(`daemonsets\\.apps "calico-node" is forbidden: ${user('no-ds')} cannot get resource "daemonsets" in API group "apps" in the namespace "kube-system" \\(HTTP 403\\): kube-system/calico-node-`));
+    const noEvict = drainOnly(kubeconfigFor('no-evict', [DRAINER[0]!, DRAINER[1]!, DRAINER[3]!]));
+    expect(noEvict.code).toBe(4);
+    expect(noEvict.report.hosts[0]!.refused).toMatch(new RegExp(`default/([\\w-]+): pods "\\1" is forbidden: ${user('no-evict')} cannot create resource "pods/eviction" in API group "" in the namespace "default" \\(HTTP 403\\)`));
+    // A budget the role cannot read: the budget's 429 said, and why it is only waited for.
+    ok('patch', 'pdb', 'web', '--type=merge', '-p', '{"spec":{"minAvailable":99}}');
+    try {
+      const planned = drainOnly(kubeconfigFor('drainer', DRAINER), '--check').report.hosts[0]!.steps.find((x) => x.name === 'drain')!.actions.map((a) => a.what);
+      expect(planned).toContainEqual(expect.stringMatching(new RegExp(`^evict pod default/web-[\\w-]+ \\(dry run: The disruption budget web needs 99 healthy pods and has \\d+ currently \\(PodDisruptionBudget default/web could not be read, so whether it ever allows is not known: poddisruptionbudgets\\.policy "web" is forbidden: ${user('drainer')} cannot get resource "poddisruptionbudgets" in API group "policy" in the namespace "default" \\(HTTP 403\\)\\); retried until --drain-timeout\\)$`)));
+    } finally {
+      ok('patch', 'pdb', 'web', '--type=merge', '-p', '{"spec":{"minAvailable":2}}');
+    }
+    for (const r of [noCordon, noDs, noEvict]) expect(JSON.stringify(r.report)).not.toMatch(/HTTP-Code|Unknown API Status Code/);
+    expect(ok('get', 'node', 'node2', '-o', 'jsonpath={.spec.unschedulable}')).toBe('');
   });
 
   it("a pod of a Terminating namespace is waited for, priority and fairness' 429s are retried: the decommission completes and names no budget", () => {

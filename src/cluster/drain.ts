@@ -55,8 +55,22 @@ export interface DrainPlan {
 }
 
 
-/** The drain could not finish: the Node is cordoned, and nothing on the node has been touched. */
-export class DrainError extends Error {}
+/** The drain could not finish: nothing on the node has been touched; the Node is cordoned when `cordoned` says so. */
+export class DrainError extends Error {
+  constructor(message: string, readonly cordoned = true) {
+    super(message);
+  }
+}
+
+/** An API call of the drain: its failure one line, the object it concerns and the API's own message. */
+async function api<T>(what: string, call: () => Promise<T>, cordoned = false): Promise<T> {
+  try {
+    return await call();
+  } catch (e) {
+    if (e instanceof DrainError) throw e;
+    throw new DrainError(`${what}: ${errorLine(e)}`, cordoned);
+  }
+}
 
 const ref = (p: V1Pod) => `${p.metadata?.namespace}/${p.metadata?.name}`;
 const finished = (p: V1Pod) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
@@ -240,14 +254,16 @@ export async function preflight(k: Kube, plan: DrainPlan): Promise<{ blocked: Bl
         const message = budgetOf(e);
         const name = / budget (\S+) needs /.exec(message)?.[1];
         let never = false;
+        let unread = '';
         if (name) {
           try {
             never = neverAllows(await k.policy.readNamespacedPodDisruptionBudget({ name, namespace }));
-          } catch {
+          } catch (e2) {
             // Not readable (a drainer's role need not read budgets): it may free up, so it is waited for.
+            unread = ` (PodDisruptionBudget ${namespace}/${name} could not be read, so whether it ever allows is not known: ${errorLine(e2)})`;
           }
         }
-        blocked.push({ pod: ref(p), message, ...(name ? { pdb: `${namespace}/${name}` } : {}), never });
+        blocked.push({ pod: ref(p), message: `${message}${unread}`, ...(name ? { pdb: `${namespace}/${name}` } : {}), never });
       }
     }),
   );
@@ -264,7 +280,7 @@ export interface DrainCheck {
 
 /** Plan and preflight: what a drain of `node` would do, and whether it may start. Changes nothing. */
 export async function checkDrain(k: Kube, node: string, o: PlanOptions & Pick<DrainOptions, 'disableEviction'>): Promise<DrainCheck> {
-  const plan = await planFor(k, node, o);
+  const plan = await api(`list the pods of Node ${node}`, () => planFor(k, node, o), false);
   if (plan.refusals.length) return { plan, refusal: `cannot drain node "${node}": ${plan.refusals.join('; ')}`, spent: [] };
   const { blocked, refused } = o.disableEviction ? { blocked: [], refused: [] } : await preflight(k, plan);
   if (refused.length) {
@@ -290,15 +306,15 @@ export interface DrainResult {
  * eviction's retries; the error names each pod that did not go. Call checkDrain first.
  */
 export async function drainNode(k: Kube, node: string, o: DrainOptions, log: (line: string) => void = () => {}): Promise<DrainResult> {
-  const current = await k.core.readNode({ name: node });
+  const current = await api(`read Node ${node}`, () => k.core.readNode({ name: node }));
   let cordoned = false;
   if (!current.spec?.unschedulable) {
     const { setHeaderOptions, PatchStrategy } = await import('@kubernetes/client-node');
-    await k.core.patchNode({ name: node, body: { spec: { unschedulable: true } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    await api(`cordon Node ${node}`, () => k.core.patchNode({ name: node, body: { spec: { unschedulable: true } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch)));
     cordoned = true;
     log(`node/${node} cordoned`);
   }
-  const plan = await planFor(k, node, o);
+  const plan = await api(`list the pods of Node ${node}`, () => planFor(k, node, o), true);
   if (plan.refusals.length) throw new DrainError(`node "${node}" is cordoned but not drained: ${plan.refusals.join('; ')}`);
   for (const w of plan.warnings) log(`Warning: ${w}`);
   const retry = o.retryMs ?? 5000;

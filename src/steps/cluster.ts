@@ -126,6 +126,7 @@ export const drain = clusterStep({
         const done = await drainNode(c.kube, c.nodeName, { ...drainFlags(c), deadline: Date.now() + c.options.drainTimeoutSec * 1000 }, c.log);
         return ok([...(done.cordoned ? [cordon] : []), ...done.plan.evict.map(podAction)], warnings);
       } catch (e) {
+        if (e instanceof DrainError && !e.cordoned) return { actions: [], failed: `${e.message}; nothing was changed` };
         if (e instanceof DrainError) return { actions: [cordon], failed: `${e.message}; the node is left as it is (cordoned): run again once the pods can go, or uncordon it (kubectl uncordon ${c.nodeName})` };
         throw e;
       }
