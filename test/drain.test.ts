@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -114,11 +115,12 @@ async function until(cond: () => boolean, ms: number, what: string): Promise<voi
     await new Promise((r) => setTimeout(r, 500));
   }
 }
-/** Whether the newest run journal in a state folder holds this text. */
+/** Whether a log line of the newest run journal in a state folder holds this text. */
 const journalSays = (state: string, text: string): boolean => {
   try {
     const runs = readdirSync(join(state, 'runs')).filter((f) => f.endsWith('.jsonl')).sort();
-    return runs.length > 0 && readFileSync(join(state, 'runs', runs[runs.length - 1]!), 'utf8').includes(text);
+    const lines = readFileSync(join(state, 'runs', runs[runs.length - 1]!), 'utf8').split('\n').filter(Boolean);
+    return lines.some((l) => String((JSON.parse(l) as { line?: string }).line ?? '').includes(text));
   } catch {
     return false;
   }
@@ -295,6 +297,50 @@ status: {phase: Succeeded}
     }
     for (const r of [noCordon, noDs, noEvict]) expect(JSON.stringify(r.report)).not.toMatch(/HTTP-Code|Unknown API Status Code/);
     expect(ok('get', 'node', 'node2', '-o', 'jsonpath={.spec.unschedulable}')).toBe('');
+  });
+
+  it('a pod of a namespace held Terminating, not yet deleted: kubectl drain and decom both retry, and both complete once the namespace controller deletes it', async () => {
+    const faults = (paused: boolean) => apply('faults', `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: decom-sandbox-faults, namespace: kube-system}\ndata: {namespaceContentDeletionPaused: "${paused}"}\n`);
+    const pod = (name: string, node: string) => `apiVersion: v1
+kind: Pod
+metadata:
+  name: ${name}
+  namespace: held2
+  labels: {app: held}
+  ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: held, uid: 00000000-0000-4000-8000-000000000004, controller: true}]
+spec:
+  nodeName: ${node}
+  terminationGracePeriodSeconds: 2
+  tolerations: [{operator: Exists}]
+  containers: [{name: main, image: registry.k8s.io/busybox:sandbox, command: [sh, -c, 'trap "exit 0" TERM; while :; do sleep 1; done']}]
+`;
+    faults(true);
+    apply('held2', `apiVersion: v1\nkind: Namespace\nmetadata: {name: held2}\n---\n${pod('on-node2', 'node2')}---\n${pod('on-node3', 'node3')}`);
+    ok('delete', 'namespace', 'held2', '--wait=false');
+    for (let i = 0; i < 50 && ok('get', 'namespace', 'held2', '-o', 'jsonpath={.status.phase}') !== 'Terminating'; i++) sleep(0.2);
+    expect(ok('get', 'pods', '-n', 'held2', '-o', 'jsonpath={.items[*].metadata.deletionTimestamp}')).toBe('');
+    let theirs = '';
+    const kubectlDrain = spawn('kubectl', ['drain', 'node2', '--ignore-daemonsets', '--pod-selector', 'app=held', '--timeout=90s'], { env: { ...process.env, KUBECONFIG } });
+    kubectlDrain.stdout.on('data', (b: Buffer) => (theirs += b));
+    kubectlDrain.stderr.on('data', (b: Buffer) => (theirs += b));
+    const kubectlDone = new Promise<number>((resolve) => kubectlDrain.on('close', (code) => resolve(code ?? -1)));
+    const ours = startRun([INVENTORY, 'node3', '--tags', 'drain', '--yes', '--pod-selector', 'app=held', '--output', 'json', '--state-dir', state]);
+    try {
+      const said = (name: string) => `error when evicting pod "${name}" from terminating namespace "held2" (will retry after 5s): pods "${name}" is forbidden: unable to create new content in namespace held2 because it is being terminated`;
+      await until(() => theirs.includes(said('on-node2')) && journalSays(state, said('on-node3')), 60_000, 'both drains to retry');
+      faults(false);
+      expect(await kubectlDone, theirs).toBe(0);
+      const done = await ours.done;
+      const r = JSON.parse(done.out.slice(done.out.indexOf('{\n'))) as RunReport;
+      expect(r.hosts[0]!.steps.find((x) => x.name === 'drain')!.status).toBe('changed');
+      expect(ok('get', 'pods', '-n', 'held2', '-o', 'name')).toBe('');
+    } finally {
+      faults(false);
+      kubectlDrain.kill();
+      ours.kill();
+      ok('uncordon', 'node2');
+      ok('uncordon', 'node3');
+    }
   });
 
   it("a pod of a Terminating namespace is waited for, priority and fairness' 429s are retried: the decommission completes and names no budget", () => {

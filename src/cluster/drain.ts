@@ -325,9 +325,9 @@ export async function drainNode(k: Kube, node: string, o: DrainOptions, log: (li
       let p = first;
       const name = p.metadata?.name as string;
       const namespace = p.metadata?.namespace as string;
-      const retryOrFail = async (e: unknown, said: string) => {
-        if (Date.now() + retry > o.deadline) throw new Error(`${ref(p)} could not be evicted before the drain timeout: ${budgetOf(e)}`);
-        log(`${said} (will retry after ${retry / 1000}s): ${budgetOf(e)}`);
+      const retryOrFail = async (said: string, why: string) => {
+        if (Date.now() + retry > o.deadline) throw new Error(`${ref(p)} could not be evicted before the drain timeout: ${why}`);
+        log(`${said} (will retry after ${retry / 1000}s): ${why}`);
         await sleep(retry);
       };
       for (;;) {
@@ -341,13 +341,13 @@ export async function drainNode(k: Kube, node: string, o: DrainOptions, log: (li
           if (codeOf(e) === 404) break;
           // Any 429 is retried, as kubectl does: a budget's, or priority and fairness'.
           if (codeOf(e) === 429) {
-            await retryOrFail(e, `error when evicting pods/"${name}" -n "${namespace}"`);
+            await retryOrFail(`error when evicting pods/"${name}" -n "${namespace}"`, budgetOf(e));
             continue;
           }
           // A Terminating namespace refuses evictions: a pod already deleted is waited for; else retried until it is.
           if (namespaceTerminating(e)) {
             if (p.metadata?.deletionTimestamp) break;
-            await retryOrFail(e, `error when evicting pod "${name}" from terminating namespace "${namespace}"`);
+            await retryOrFail(`error when evicting pod "${name}" from terminating namespace "${namespace}"`, apiStatus(e)?.message ?? errorLine(e));
             try {
               p = await k.core.readNamespacedPod({ name, namespace });
             } catch (e2) {

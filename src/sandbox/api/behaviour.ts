@@ -142,17 +142,22 @@ export function evict(store: Store, ns: string, name: string, body: Any | undefi
   return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 };
 }
 
+/** The ConfigMap in kube-system that holds the sandbox's fault switches. */
+export const FAULTS = 'decom-sandbox-faults';
+
 /**
- * The sandbox's fault switch, set by tests through a ConfigMap (kube-system/decom-sandbox-faults,
- * `evictionTooManyRequestsEvery: N`): every Nth eviction request is refused as API priority and
- * fairness refuses a request it has no seat for: 429, a plain-text body, Retry-After, no Status.
- * Counted from when the switch was last set, so a test knows which requests it hits.
+ * The sandbox's fault switches, set by tests through a ConfigMap (kube-system/decom-sandbox-faults):
+ * `evictionTooManyRequestsEvery: N` refuses every Nth eviction request as API priority and
+ * fairness refuses a request it has no seat for (429, a plain-text body, Retry-After, no Status),
+ * counted from when the switch was last set, so a test knows which requests it hits;
+ * `namespaceContentDeletionPaused: "true"` holds the namespace controller back from deleting a
+ * Terminating namespace's content (see namespaceController).
  */
 export function faultSwitch(store: Store): () => boolean {
   let seen = '';
   let n = 0;
   return () => {
-    const cm = store.find('configmaps', 'kube-system', 'decom-sandbox-faults');
+    const cm = store.find('configmaps', 'kube-system', FAULTS);
     const every = Number((cm?.data as Record<string, string> | undefined)?.evictionTooManyRequestsEvery ?? 0);
     if (cm?.metadata.resourceVersion !== seen) (seen = cm?.metadata.resourceVersion ?? ''), (n = 0);
     return every > 0 && ++n % every === 0;
@@ -166,6 +171,8 @@ export function faultSwitch(store: Store): () => boolean {
  */
 export function namespaceController(store: Store): void {
   const namespaced = RESOURCES.filter((r) => r.namespaced);
+  // The fault switch (faultSwitch): a namespace controller that has not got to the content yet (a backlog, slow discovery).
+  const paused = (store.find('configmaps', 'kube-system', FAULTS)?.data as Record<string, string> | undefined)?.namespaceContentDeletionPaused === 'true';
   for (const ns of store.list('namespaces')) {
     if (!ns.metadata.deletionTimestamp) continue;
     const name = ns.metadata.name;
@@ -178,7 +185,7 @@ export function namespaceController(store: Store): void {
         const gr = `${r.plural}.${r.group}`;
         remaining.set(gr, (remaining.get(gr) ?? 0) + 1);
         for (const f of o.metadata.finalizers ?? []) finalizers.set(f, (finalizers.get(f) ?? 0) + 1);
-        if (!o.metadata.deletionTimestamp) store.delete(r.plural, name, o.metadata.name, r.group);
+        if (!o.metadata.deletionTimestamp && !paused) store.delete(r.plural, name, o.metadata.name, r.group);
       }
     }
     const left = remaining.size;
