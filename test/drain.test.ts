@@ -388,3 +388,34 @@ spec:
     }
   });
 });
+
+describe('pods deleted long ago on a dead kubelet or held by finalizers (stuck-terminating): --skip-wait-for-delete-timeout, as kubectl', () => {
+  const state = mkdtempSync(join(tmpdir(), 'decom-drain-stuck-'));
+  beforeAll(() => {
+    requireKubectl();
+    up(['--nodes', '3', '--scenario', 'stuck-terminating']);
+  });
+  afterAll(() => down());
+
+  it('both time out waiting for them without it (kubectl given a --timeout), and both complete with it once their deletion is older', () => {
+    sleep(3); // the scenario deleted them moments ago: older than 2 s now
+    const flags = ['--ignore-daemonsets', '--force', '--delete-emptydir-data'];
+    const theirsWait = kubectl('drain', 'node2', ...flags, '--timeout=10s');
+    expect(theirsWait.code).not.toBe(0);
+    expect(theirsWait.err).toMatch(/error when waiting for pod "report-gen-28734" in namespace "default" to terminate: context deadline exceeded/);
+    const theirs = kubectl('drain', 'node2', ...flags, '--skip-wait-for-delete-timeout=2', '--timeout=60s');
+    expect(theirs.code, theirs.err).toBe(0);
+    ok('uncordon', 'node2');
+
+    const drainStep = (...extra: string[]) => runJson(['node2', '--tags', 'drain', '--yes', '--force', '--delete-emptydir-data', ...extra], state).report.hosts[0]!.steps.find((x) => x.name === 'drain')!;
+    const waited = drainStep('--drain-timeout', '10s');
+    expect(waited.status).toBe('failed');
+    expect(waited.reason).toMatch(/default\/report-gen-28734 was evicted but is still there at the drain timeout \(its grace period: 2s\)/);
+    expect(waited.reason).toMatch(/still on the node: .*default\/report-gen-28734/);
+    ok('uncordon', 'node2');
+    const skipped = drainStep('--drain-timeout', '10s', '--skip-wait-for-delete-timeout', '2');
+    expect(skipped.status, skipped.reason).toBe('changed');
+    // Neither evicted nor waited for: no action names them.
+    expect(skipped.actions.map((a) => a.what).join('\n')).not.toMatch(/report-gen-28734|exporter-7xk2m/);
+  });
+});
