@@ -295,7 +295,11 @@ status: {phase: Succeeded}
     } finally {
       ok('patch', 'pdb', 'web', '--type=merge', '-p', '{"spec":{"minAvailable":2}}');
     }
-    for (const r of [noCordon, noDs, noEvict]) expect(JSON.stringify(r.report)).not.toMatch(/HTTP-Code|Unknown API Status Code/);
+    // Without nodes list, the nowhere-to-go interlock cannot be asked: refused, naming the permission.
+    const noList = drainOnly(kubeconfigFor('no-list', DRAINER.map((r) => r.replace('[get, patch, list]', '[get, patch]'))));
+    expect(noList.code).toBe(4);
+    expect(noList.report.hosts[0]!.refused).toBe(`cannot tell whether the pods of node2 have a Node to go to: listing Nodes failed: nodes is forbidden: ${user('no-list')} cannot list resource "nodes" in API group "" at the cluster scope (HTTP 403) (the drainer needs nodes list; or pass --allow-pending)`);
+    for (const r of [noCordon, noDs, noEvict, noList]) expect(JSON.stringify(r.report)).not.toMatch(/HTTP-Code|Unknown API Status Code/);
     expect(ok('get', 'node', 'node2', '-o', 'jsonpath={.spec.unschedulable}')).toBe('');
   });
 
