@@ -215,6 +215,19 @@ subjects: [{kind: ServiceAccount, name: ${name}, namespace: kube-system}]
     expect(ours.length).toBeGreaterThan(0);
     expect(ours.every((p) => p!.startsWith('default/web-'))).toBe(true);
     ok('uncordon', 'node3'); // kubectl's dry run cordons for real
+    // --grace-period: the Eviction both send carries it (the API's audit log holds each eviction's request object).
+    const auditLog = join(STATE_DIR, 'api', 'audit.log');
+    const from = readFileSync(auditLog, 'utf8').length;
+    checkDrainOf('--pod-selector', 'app=web', '--grace-period', '7');
+    expect(kubectl('drain', 'node3', '--ignore-daemonsets', '--pod-selector', 'app=web', '--grace-period=7', '--dry-run=server').code).toBe(0);
+    ok('uncordon', 'node3');
+    const evictions = readFileSync(auditLog, 'utf8').slice(from).split('\n').filter(Boolean).map((l) => JSON.parse(l) as { userAgent: string; requestURI: string; requestObject?: { deleteOptions?: { gracePeriodSeconds?: number; dryRun?: string[] } } })
+      .filter((e) => e.requestURI.includes('/eviction'));
+    const graces = (agent: RegExp) => evictions.filter((e) => agent.test(e.userAgent)).map((e) => e.requestObject?.deleteOptions?.gracePeriodSeconds);
+    // (decom's --check asks twice: the interlock before anything, then the step's plan.)
+    expect(graces(/^decom\//).length).toBeGreaterThanOrEqual(ours.length);
+    expect(graces(/^kubectl\//).length).toBe(ours.length);
+    expect([...new Set([...graces(/^decom\//), ...graces(/^kubectl\//)])]).toEqual([7]);
     apply('slow-stop', `apiVersion: v1
 kind: Pod
 metadata:

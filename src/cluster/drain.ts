@@ -237,14 +237,14 @@ export interface Blocked {
  * its words. A cause-less 429 (priority and fairness) and a Terminating namespace
  * are the eviction loop's to retry or wait out.
  */
-export async function preflight(k: Kube, plan: DrainPlan): Promise<{ blocked: Blocked[]; refused: string[] }> {
+export async function preflight(k: Kube, plan: DrainPlan, gracePeriodSec?: number): Promise<{ blocked: Blocked[]; refused: string[] }> {
   const blocked: Blocked[] = [];
   const refused: string[] = [];
   await Promise.all(
     plan.evict.map(async (p) => {
       const namespace = p.metadata?.namespace as string;
       try {
-        await k.core.createNamespacedPodEviction({ name: p.metadata?.name as string, namespace, body: eviction(p), dryRun: 'All' });
+        await k.core.createNamespacedPodEviction({ name: p.metadata?.name as string, namespace, body: eviction(p, gracePeriodSec), dryRun: 'All' });
       } catch (e) {
         if (codeOf(e) === 404 || namespaceTerminating(e) || (codeOf(e) === 429 && !budgetRefusal(e))) return;
         if (!budgetRefusal(e)) {
@@ -279,10 +279,10 @@ export interface DrainCheck {
 }
 
 /** Plan and preflight: what a drain of `node` would do, and whether it may start. Changes nothing. */
-export async function checkDrain(k: Kube, node: string, o: PlanOptions & Pick<DrainOptions, 'disableEviction'>): Promise<DrainCheck> {
+export async function checkDrain(k: Kube, node: string, o: PlanOptions & Pick<DrainOptions, 'disableEviction' | 'gracePeriodSec'>): Promise<DrainCheck> {
   const plan = await api(`list the pods of Node ${node}`, () => planFor(k, node, o), false);
   if (plan.refusals.length) return { plan, refusal: `cannot drain node "${node}": ${plan.refusals.join('; ')}`, spent: [] };
-  const { blocked, refused } = o.disableEviction ? { blocked: [], refused: [] } : await preflight(k, plan);
+  const { blocked, refused } = o.disableEviction ? { blocked: [], refused: [] } : await preflight(k, plan, o.gracePeriodSec);
   if (refused.length) {
     return { plan, refusal: `cannot drain node "${node}": ${refused.join('; ')}; the pods it would evict: ${plan.evict.map(ref).join(', ')}`, spent: [] };
   }

@@ -220,7 +220,9 @@ export function createApiServer(o: ApiOptions): Server {
     const { r } = t;
     const watching = q.get('watch') === 'true' || q.get('watch') === '1';
     const verb = { GET: t.name ? 'get' : watching ? 'watch' : 'list', POST: 'create', PUT: 'update', PATCH: 'patch', DELETE: t.name ? 'delete' : 'deletecollection' }[String(req.method)] ?? String(req.method).toLowerCase();
-    audit({ user: user.name, verb, requestURI: req.url });
+    // An eviction is logged with its request object (an audit policy's Request level): what it asked for, grace period included.
+    const agent = String(req.headers['user-agent'] ?? '');
+    if (t.sub !== 'eviction') audit({ user: user.name, userAgent: agent, verb, requestURI: req.url });
     authorize(store, user, { verb, group: r.group, resource: r.plural, ...(t.sub ? { subresource: t.sub } : {}), ...(t.ns ? { namespace: t.ns } : {}), ...(t.name ? { name: t.name } : {}) });
     count(req.method === 'GET' ? (t.name ? 'GET' : q.get('watch') === 'true' || q.get('watch') === '1' ? 'WATCH' : 'LIST') : String(req.method), r, t.sub, String(req.headers['user-agent'] ?? ''));
     const dryRun = q.get('dryRun') === 'All';
@@ -276,6 +278,7 @@ export function createApiServer(o: ApiOptions): Server {
     if (t.sub === 'eviction') {
       if (req.method !== 'POST') throw new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
       const body = (await readBody(req)) as Any | undefined;
+      audit({ user: user.name, userAgent: agent, verb, requestURI: req.url, requestObject: body });
       if (evictionRefused()) {
         res.writeHead(429, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff', 'Retry-After': '1' });
         res.end('Too many requests, please try again later.\n');
