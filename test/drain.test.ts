@@ -7,7 +7,7 @@ import { down, STATE_DIR, up } from './helpers/sandbox.js';
 import { INVENTORY, runJson, startRun, type RunReport } from './helpers/run.js';
 import { KUBECONFIG, kubectl, ok, requireKubectl, sleep } from './helpers/kubectl.js';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
-import { planDrain, selects } from '../src/cluster/drain.js';
+import { drainNode, planDrain, selects, type Kube } from '../src/cluster/drain.js';
 import type { V1Pod } from '@kubernetes/client-node';
 
 describe("the drain's plan: kubectl's filters, as a table", () => {
@@ -50,6 +50,23 @@ describe("the drain's plan: kubectl's filters, as a table", () => {
     expect(plan.skipped).toEqual([{ pod: 'ns/old', why: 'deleted more than 20s ago (--skip-wait-for-delete-timeout)' }]);
     // Off (0): kubectl's default.
     expect(names(planDrain([deleted('old', '2026-01-01T00:08:20Z')], new Set(), { force: false, deleteEmptyDirData: false, skipWaitForDeleteTimeoutSec: 0 }, now).evict)).toEqual(['old']);
+  });
+
+  it('a pod whose grace period outlasts --drain-timeout is waited for up to its grace period (kubectl would wait on)', async () => {
+    // A Kube of the calls drainNode makes: the pod stays 2 s after its eviction, its grace period is 3 s, the drain timeout 1 s.
+    const evicted = { ...pod('slow', { owner: 'ReplicaSet/r' }), spec: { containers: [], terminationGracePeriodSeconds: 3 } };
+    let goneAt = 0;
+    const k = {
+      core: {
+        readNode: async () => ({ metadata: { name: 'n' }, spec: {} }),
+        patchNode: async () => ({}),
+        listPodForAllNamespaces: async () => ({ items: [evicted], metadata: {} }),
+        createNamespacedPodEviction: async () => ((goneAt = Date.now() + 2000), {}),
+        readNamespacedPod: async () => (Date.now() < goneAt ? evicted : Promise.reject({ code: 404, body: '{"kind":"Status","code":404}' })),
+      },
+    } as unknown as Kube;
+    const done = await drainNode(k, 'n', { force: false, deleteEmptyDirData: false, disableEviction: false, deadline: Date.now() + 1000 });
+    expect(done.evicted).toEqual(['ns/slow']);
   });
 
   it('warns for what --force lets go', () => {
@@ -395,7 +412,9 @@ spec:
     ok('delete', 'namespace', 'held', '--wait=false');
     for (let i = 0; i < 50 && ok('get', 'namespace', 'held', '-o', 'jsonpath={.status.phase}') !== 'Terminating'; i++) sleep(0.2);
     expect(ok('get', 'namespace', 'held', '-o', 'jsonpath={.status.phase}')).toBe('Terminating');
-    const run = startRun([INVENTORY, 'node3', '--yes', '--delete-emptydir-data', '--output', 'json', '--state-dir', state]);
+    // node3 is the pool's last schedulable node: --allow-pending lets it go, its pods going Pending.
+    ok('cordon', 'node2');
+    const run = startRun([INVENTORY, 'node3', '--yes', '--delete-emptydir-data', '--allow-pending', '--output', 'json', '--state-dir', state]);
     try {
       await until(() => journalSays(state, 'error when evicting pod "slow" from terminating namespace "held" (will retry after 5s)'), 90_000, 'the retry in a Terminating namespace');
       faults(false);
@@ -406,8 +425,11 @@ spec:
       expect(journal).toMatch(/error when evicting pods\/\\"[\w-]+\\" -n \\"default\\" \(will retry after 5s\): Too many requests, please try again later\./);
       expect(`${JSON.stringify(r)}${journal}`).not.toMatch(/disruption budget|PodDisruptionBudget/i);
       expect(kubectl('get', 'pod', 'slow', '-n', 'held').code).not.toBe(0);
+      expect(r.hosts[0]!.warnings).toContainEqual(expect.stringMatching(/^--allow-pending: these pods will be Pending, no other Node can take them: .*default\/web-[\w-]+ \(node1: its taint node-role\.kubernetes\.io\/control-plane:NoSchedule is not tolerated; node2: cordoned\)/));
+      expect(ok('get', 'pods', '-l', 'app=web', '--field-selector', 'status.phase=Pending', '-o', 'name')).not.toBe('');
     } finally {
       run.kill();
+      ok('uncordon', 'node2');
       ok('-n', 'kube-system', 'delete', 'configmap', 'decom-sandbox-faults');
       ok('-n', 'held', 'patch', 'configmap', 'hold', '--type=merge', '-p', '{"metadata":{"finalizers":null}}');
     }
