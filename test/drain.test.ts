@@ -7,7 +7,7 @@ import { down, STATE_DIR, up } from './helpers/sandbox.js';
 import { INVENTORY, runJson, startRun, type RunReport } from './helpers/run.js';
 import { KUBECONFIG, kubectl, ok, requireKubectl, sleep } from './helpers/kubectl.js';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
-import { drainNode, planDrain, selects, type Kube } from '../src/cluster/drain.js';
+import { drainNode, planDrain, preflight, selects, type Kube } from '../src/cluster/drain.js';
 import type { V1Pod } from '@kubernetes/client-node';
 
 describe("the drain's plan: kubectl's filters, as a table", () => {
@@ -67,6 +67,21 @@ describe("the drain's plan: kubectl's filters, as a table", () => {
     } as unknown as Kube;
     const done = await drainNode(k, 'n', { force: false, deleteEmptyDirData: false, disableEviction: false, deadline: Date.now() + 1000 });
     expect(done.evicted).toEqual(['ns/slow']);
+  });
+
+  it("the preflight: a cause-less 429 (priority and fairness' plain text) is no budget, a Terminating namespace is the eviction loop's, a 500 refuses in the API's words", async () => {
+    const p = pod('web', { owner: 'ReplicaSet/r' });
+    const answering = (e: unknown): Kube => ({ core: { createNamespacedPodEviction: async () => Promise.reject(e) }, policy: { readNamespacedPodDisruptionBudget: async () => { throw new Error('not read'); } } }) as unknown as Kube;
+    const plan = { evict: [p], skipped: [], refusals: [], warnings: [] };
+    expect(await preflight(answering({ code: 429, body: 'Too many requests, please try again later.\n' }), plan)).toEqual({ blocked: [], refused: [] });
+    const terminating = { code: 403, body: JSON.stringify({ kind: 'Status', code: 403, reason: 'Forbidden', message: 'pods "web" is forbidden: unable to create new content in namespace ns because it is being terminated', details: { causes: [{ reason: 'NamespaceTerminating', message: 'namespace ns is being terminated' }] } }) };
+    expect(await preflight(answering(terminating), plan)).toEqual({ blocked: [], refused: [] });
+    const two = { code: 500, body: JSON.stringify({ kind: 'Status', status: 'Failure', code: 500, message: 'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.' }) };
+    expect(await preflight(answering(two), plan)).toEqual({ blocked: [], refused: ['ns/web: This pod has more than one PodDisruptionBudget, which the eviction subresource does not support. (HTTP 500)'] });
+    const budget = { code: 429, body: JSON.stringify({ kind: 'Status', code: 429, reason: 'TooManyRequests', message: "Cannot evict pod as it would violate the pod's disruption budget.", details: { causes: [{ reason: 'DisruptionBudget', message: 'The disruption budget web needs 2 healthy pods and has 2 currently' }] } }) };
+    const [blocked] = (await preflight(answering(budget), plan)).blocked;
+    expect(blocked).toMatchObject({ pod: 'ns/web', pdb: 'ns/web', never: false });
+    expect(blocked!.message).toMatch(/^The disruption budget web needs 2 healthy pods and has 2 currently \(PodDisruptionBudget ns\/web could not be read, so whether it ever allows is not known: not read\)$/);
   });
 
   it('warns for what --force lets go', () => {
@@ -458,7 +473,7 @@ describe('pods deleted long ago on a dead kubelet or held by finalizers (stuck-t
     const waited = drainStep('--drain-timeout', '10s');
     expect(waited.status).toBe('failed');
     expect(waited.reason).toMatch(/default\/report-gen-28734 was evicted but is still there at the drain timeout \(its grace period: 2s\)/);
-    expect(waited.reason).toMatch(/still on the node: .*default\/report-gen-28734/);
+    expect(waited.reason).toMatch(/still on the node \(or not yet seen gone\): .*default\/report-gen-28734/);
     ok('uncordon', 'node2');
     const skipped = drainStep('--drain-timeout', '10s', '--skip-wait-for-delete-timeout', '2');
     expect(skipped.status, skipped.reason).toBe('changed');

@@ -176,9 +176,10 @@ export async function planFor(k: Kube, node: string, o: PlanOptions): Promise<Dr
       if (codeOf(e) !== 404) unreadable.set(key, errorLine(e));
     }
   }
-  const plan = planDrain(pods.filter((p) => !unreadable.has(`${p.metadata?.namespace}/${controllerOf(p)?.name}`) || finished(p)), daemonSets, o);
-  const refused = pods.filter((p) => unreadable.has(`${p.metadata?.namespace}/${controllerOf(p)?.name}`) && !finished(p));
-  for (const [why, names] of groupBy(refused.map((p) => [unreadable.get(`${p.metadata?.namespace}/${controllerOf(p)?.name}`) as string, ref(p)]))) plan.refusals.push(`${why}: ${names.join(', ')}`);
+  const dsKey = (p: V1Pod) => (controllerOf(p)?.kind === 'DaemonSet' && !finished(p) ? `${p.metadata?.namespace}/${controllerOf(p)?.name}` : '');
+  const plan = planDrain(pods.filter((p) => !unreadable.has(dsKey(p))), daemonSets, o);
+  const refused = pods.filter((p) => unreadable.has(dsKey(p)));
+  for (const [why, names] of groupBy(refused.map((p) => [unreadable.get(dsKey(p)) as string, ref(p)]))) plan.refusals.push(`${why}: ${names.join(', ')}`);
   return plan;
 }
 
@@ -352,7 +353,8 @@ export async function drainNode(k: Kube, node: string, o: DrainOptions, log: (li
               p = await k.core.readNamespacedPod({ name, namespace });
             } catch (e2) {
               if (codeOf(e2) === 404) break;
-              throw new Error(`${ref(p)}: could not read it again: ${errorLine(e2)}`);
+              // Not fatal: the next eviction says again where the pod stands.
+              log(`${ref(p)}: could not read it again: ${errorLine(e2)}`);
             }
             continue;
           }
@@ -362,7 +364,7 @@ export async function drainNode(k: Kube, node: string, o: DrainOptions, log: (li
       // Gone once NotFound, or replaced by a pod of the same name with another uid; a pod
       // deleted long ago on a dead kubelet is not waited for (--skip-wait-for-delete-timeout).
       // A pod whose grace period outlasts the drain timeout is given its grace period.
-      const until = Math.max(o.deadline, Date.now() + (graceOf(p, o.gracePeriodSec) + 5) * 1000);
+      const until = Math.max(o.deadline, Date.now() + graceOf(p, o.gracePeriodSec) * 1000);
       for (;;) {
         if (stop) return;
         try {
@@ -384,7 +386,7 @@ export async function drainNode(k: Kube, node: string, o: DrainOptions, log: (li
   if (failed.length) {
     // What the SRE must act on: every pod this drain was to move that is still on the node.
     const left = plan.evict.map(ref).filter((x) => !gone.has(x));
-    throw new DrainError(`node "${node}" is cordoned but not drained: ${failed.join('; ')}; still on the node: ${left.join(', ')}`);
+    throw new DrainError(`node "${node}" is cordoned but not drained: ${failed.join('; ')}; still on the node (or not yet seen gone): ${left.join(', ')}`);
   }
   return { plan, cordoned, evicted: plan.evict.map(ref) };
 }

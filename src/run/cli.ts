@@ -117,9 +117,8 @@ export async function runCommand(inventoryFile: string, targets: string[], flags
   };
   const gracePeriodSec = flags.gracePeriod !== undefined ? seconds('--grace-period', flags.gracePeriod) : undefined;
   const skipWaitForDeleteTimeoutSec = seconds('--skip-wait-for-delete-timeout', flags.skipWaitForDeleteTimeout);
-  if (flags.podSelector !== undefined && !/^[\w./-]+(\s*(=|==|!=)\s*[\w.-]*)?(\s*,\s*!?[\w./-]+(\s*(=|==|!=)\s*[\w.-]*)?)*$/.test(flags.podSelector.trim())) {
-    throw inputError(`--pod-selector ${JSON.stringify(flags.podSelector)}: expected a label selector, e.g. app=web,tier!=db`);
-  }
+  // --pod-selector is the API's to parse (set-based terms included), as kubectl leaves it: a bad one fails the drain with its message.
+  if (flags.podSelector !== undefined && !flags.podSelector.trim()) throw inputError('--pod-selector: empty; give a label selector, e.g. app=web or "tier in (web,api)"');
   // The inventory may name its cluster's kubeconfig (decom_kubeconfig): --kubeconfig overrides it, it overrides $KUBECONFIG.
   const named = flags.kubeconfig ? undefined : inventoryKubeconfig(inventoryFile, hosts);
   const kube = clusterSide ? await kubeClients(flags.kubeconfig ?? named, flags.context) : undefined;

@@ -98,7 +98,13 @@ export const drain = clusterStep({
         }
         return ok([action]);
       }
-      const chk = await checkDrain(c.kube, c.nodeName, drainFlags(c));
+      let chk: DrainCheck;
+      try {
+        chk = await checkDrain(c.kube, c.nodeName, drainFlags(c));
+      } catch (e) {
+        if (e instanceof DrainError) return { actions: [], failed: `${e.message}; nothing was changed` };
+        throw e;
+      }
       const refusal = await drainRefusal(c, chk);
       if (refusal) return { actions: [], failed: refusal };
       const verb = c.options.disableEviction ? 'delete' : 'evict';

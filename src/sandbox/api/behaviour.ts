@@ -106,8 +106,8 @@ export function pdbStatus(store: Store, pdb: Obj): Any {
 /**
  * POST pods/NAME/eviction, as kube-apiserver answers it: the NamespaceLifecycle
  * admission first (an Eviction is new content: refused in a Terminating namespace,
- * dry runs too); then a pod that is not Running, or already deleted, simply goes; a
- * Running one under more than one budget is refused (500), under one is judged by
+ * dry runs too); then a pod that is Pending, finished or already deleted simply goes; any
+ * other under more than one budget is refused (500), under one is judged by
  * it (429 with the budget's cause), then deleted gracefully.
  */
 export function evict(store: Store, ns: string, name: string, body: Any | undefined, dryRun: boolean): Any {
@@ -120,7 +120,8 @@ export function evict(store: Store, ns: string, name: string, body: Any | undefi
   const pod = store.get('pods', ns, name, '');
   // As the eviction REST handler: only a Running pod not yet deleted is judged; an unready one (the
   // IfHealthyBudget policy) may go while the application is not disrupted, a ready one while a disruption is allowed.
-  if (!pod.metadata.deletionTimestamp && (pod.status as Any | undefined)?.phase === 'Running') {
+  // canIgnorePDB: a Pending, Succeeded or Failed pod, or one already deleted, is not judged.
+  if (!pod.metadata.deletionTimestamp && !['Pending', 'Succeeded', 'Failed'].includes((pod.status as Any | undefined)?.phase)) {
     const budgets = store.list('poddisruptionbudgets', ns).filter((pdb) => {
       const sel = (pdb.spec as Any | undefined)?.selector?.matchLabels as Record<string, string> | undefined;
       return sel && labelMatcher(Object.entries(sel).map(([k, v]) => `${k}=${v}`).join(','))(pod.metadata.labels);

@@ -20,25 +20,42 @@ type Any = Record<string, any>; // eslint-disable-line @typescript-eslint/no-exp
 const ADMIN: User = { name: 'kubernetes-admin', groups: ['system:masters', 'system:authenticated'] };
 const same = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
-/**
- * A ServiceAccount's token: opaque here (a real one is a signed JWT), derived from the
- * admin token so it outlives an API restart and cannot be forged without it.
- */
-export function serviceAccountToken(adminToken: string, ns: string, name: string): string {
-  const mac = createHmac('sha256', adminToken).update(`${ns}/${name}`).digest('hex').slice(0, 40);
-  return `sandbox-sa.${Buffer.from(`${ns}/${name}`).toString('base64url')}.${mac}`;
+/** What a ServiceAccount token stands for: the account (by uid: a recreated account's old tokens fail) and its lifetime. */
+export interface TokenClaims {
+  ns: string;
+  name: string;
+  uid: string;
+  /** Seconds since the epoch (a TokenRequest's); a Secret's token has none but lives as long as the Secret. */
+  expires?: number;
+  secret?: string;
 }
 
-/** The user a bearer token names, if any: the admin, or a ServiceAccount that still exists. */
+/**
+ * A ServiceAccount's token: opaque here (a real one is a signed JWT), its claims MACed
+ * with the admin token, so it outlives an API restart and cannot be forged without it.
+ */
+export function serviceAccountToken(adminToken: string, claims: TokenClaims): string {
+  const payload = Buffer.from(JSON.stringify(claims)).toString('base64url');
+  return `sandbox-sa.${payload}.${createHmac('sha256', adminToken).update(payload).digest('hex').slice(0, 40)}`;
+}
+
+/** The user a bearer token names, if any: the admin, or a ServiceAccount whose token is still valid. */
 export function authenticate(store: Store, adminToken: string, header: string | undefined): User | undefined {
   const token = /^Bearer (.+)$/.exec(header ?? '')?.[1] ?? '';
   if (!token) return undefined;
   if (same(token, adminToken)) return ADMIN;
-  const m = /^sandbox-sa\.([A-Za-z0-9_-]+)\.[0-9a-f]{40}$/.exec(token);
-  if (!m) return undefined;
-  const [ns, name] = Buffer.from(m[1] as string, 'base64url').toString().split('/');
-  if (!ns || !name || !same(token, serviceAccountToken(adminToken, ns, name)) || !store.find('serviceaccounts', ns, name)) return undefined;
-  return { name: `system:serviceaccount:${ns}:${name}`, groups: ['system:serviceaccounts', `system:serviceaccounts:${ns}`, 'system:authenticated'] };
+  const m = /^sandbox-sa\.([A-Za-z0-9_-]+)\.([0-9a-f]{40})$/.exec(token);
+  if (!m || !same(m[2] as string, createHmac('sha256', adminToken).update(m[1] as string).digest('hex').slice(0, 40))) return undefined;
+  let c: TokenClaims;
+  try {
+    c = JSON.parse(Buffer.from(m[1] as string, 'base64url').toString()) as TokenClaims;
+  } catch {
+    return undefined;
+  }
+  if (store.find('serviceaccounts', c.ns, c.name)?.metadata.uid !== c.uid) return undefined;
+  if (c.expires !== undefined && c.expires * 1000 < Date.now()) return undefined;
+  if (c.secret !== undefined && !store.find('secrets', c.ns, c.secret)) return undefined;
+  return { name: `system:serviceaccount:${c.ns}:${c.name}`, groups: ['system:serviceaccounts', `system:serviceaccounts:${c.ns}`, 'system:authenticated'] };
 }
 
 export interface Attributes {

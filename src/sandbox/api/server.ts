@@ -220,10 +220,14 @@ export function createApiServer(o: ApiOptions): Server {
     const { r } = t;
     const watching = q.get('watch') === 'true' || q.get('watch') === '1';
     const verb = { GET: t.name ? 'get' : watching ? 'watch' : 'list', POST: 'create', PUT: 'update', PATCH: 'patch', DELETE: t.name ? 'delete' : 'deletecollection' }[String(req.method)] ?? String(req.method).toLowerCase();
-    // An eviction is logged with its request object (an audit policy's Request level): what it asked for, grace period included.
+    // Logged before it is authorized (refused requests too); an eviction with its request object (an audit
+    // policy's Request level): what it asked for, grace period included.
     const agent = String(req.headers['user-agent'] ?? '');
-    if (t.sub !== 'eviction') audit({ user: user.name, userAgent: agent, verb, requestURI: req.url });
-    authorize(store, user, { verb, group: r.group, resource: r.plural, ...(t.sub ? { subresource: t.sub } : {}), ...(t.ns ? { namespace: t.ns } : {}), ...(t.name ? { name: t.name } : {}) });
+    const evictionBody = t.sub === 'eviction' && req.method === 'POST' ? ((await readBody(req)) as Any | undefined) : undefined;
+    audit({ user: user.name, userAgent: agent, verb, requestURI: req.url, ...(evictionBody ? { requestObject: evictionBody } : {}) });
+    // A namespace's own requests are in that namespace (a RoleBinding there may allow them), as kube-apiserver scopes them.
+    const scope = t.ns ?? (r.plural === 'namespaces' ? t.name : undefined);
+    authorize(store, user, { verb, group: r.group, resource: r.plural, ...(t.sub ? { subresource: t.sub } : {}), ...(scope ? { namespace: scope } : {}), ...(t.name ? { name: t.name } : {}) });
     count(req.method === 'GET' ? (t.name ? 'GET' : q.get('watch') === 'true' || q.get('watch') === '1' ? 'WATCH' : 'LIST') : String(req.method), r, t.sub, String(req.headers['user-agent'] ?? ''));
     const dryRun = q.get('dryRun') === 'All';
 
@@ -257,11 +261,14 @@ export function createApiServer(o: ApiOptions): Server {
       if (req.method === 'POST') {
         const body = (await readBody(req)) as Obj | undefined;
         const obj = validate(store, r, withDefaults(r, body, t.ns), t.ns);
-        // The token controller fills a ServiceAccount's token Secret.
-        if (r.plural === 'secrets' && obj.type === 'kubernetes.io/service-account-token') {
-          const sa = obj.metadata.annotations?.['kubernetes.io/service-account.name'];
+        // The token controller fills a ServiceAccount's token Secret (not on a dry run): valid while the Secret and its account are.
+        if (r.plural === 'secrets' && obj.type === 'kubernetes.io/service-account-token' && !dryRun) {
           const ns = obj.metadata.namespace as string;
-          if (sa) obj.data = { ...(obj.data as Record<string, string> | undefined), token: Buffer.from(serviceAccountToken(o.token, ns, sa)).toString('base64'), namespace: Buffer.from(ns).toString('base64') };
+          const sa = store.find('serviceaccounts', ns, obj.metadata.annotations?.['kubernetes.io/service-account.name'] ?? '');
+          if (sa) {
+            const token = serviceAccountToken(o.token, { ns, name: sa.metadata.name, uid: sa.metadata.uid as string, secret: obj.metadata.name });
+            obj.data = { ...(obj.data as Record<string, string> | undefined), token: Buffer.from(token).toString('base64'), namespace: Buffer.from(ns).toString('base64') };
+          }
         }
         if (dryRun) return send(res, 201, { ...obj, metadata: { ...obj.metadata, uid: obj.metadata.uid ?? '', creationTimestamp: new Date().toISOString() } });
         return send(res, 201, store.create(r.plural, obj, r.group));
@@ -277,8 +284,7 @@ export function createApiServer(o: ApiOptions): Server {
     const name = t.name;
     if (t.sub === 'eviction') {
       if (req.method !== 'POST') throw new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
-      const body = (await readBody(req)) as Any | undefined;
-      audit({ user: user.name, userAgent: agent, verb, requestURI: req.url, requestObject: body });
+      const body = evictionBody;
       if (evictionRefused()) {
         res.writeHead(429, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff', 'Retry-After': '1' });
         res.end('Too many requests, please try again later.\n');
@@ -290,12 +296,13 @@ export function createApiServer(o: ApiOptions): Server {
     if (t.sub === 'token' && r.plural === 'serviceaccounts') {
       if (req.method !== 'POST') throw new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
       const body = (await readBody(req)) as Any | undefined;
-      store.get('serviceaccounts', t.ns, name, '');
+      const sa = store.get('serviceaccounts', t.ns, name, '');
       const seconds = Number(body?.spec?.expirationSeconds ?? 3600);
+      const expires = Math.floor(Date.now() / 1000) + seconds;
       return send(res, 201, {
         kind: 'TokenRequest', apiVersion: 'authentication.k8s.io/v1', metadata: { name, namespace: t.ns, creationTimestamp: new Date().toISOString() },
         spec: { audiences: ['https://kubernetes.default.svc'], ...body?.spec, expirationSeconds: seconds },
-        status: { token: serviceAccountToken(o.token, t.ns as string, name), expirationTimestamp: new Date(Date.now() + seconds * 1000).toISOString().replace(/\.\d+Z$/, 'Z') },
+        status: { token: serviceAccountToken(o.token, { ns: t.ns as string, name, uid: sa.metadata.uid as string, expires }), expirationTimestamp: new Date(expires * 1000).toISOString() },
       });
     }
     if (t.sub && !r.subresources?.some((s) => s.name === t.sub)) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
