@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { decom, down, ssh, up } from './helpers/sandbox.js';
 import { leftovers } from './helpers/residue.js';
-import { INVENTORY, runJson, startRun, until, type RunReport } from './helpers/run.js';
+import { INVENTORY, reportOf, runJson, startRun, until, type RunReport } from './helpers/run.js';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { quorumVerdict } from '../src/cluster/etcd.js';
 import { cannotTake, homeless, removeNode } from '../src/cluster/node.js';
@@ -181,7 +181,7 @@ describe('decommission on the cluster scenario (3 nodes, etcd on node1)', () => 
     expect(ok('get', 'pods', '-l', 'app=web', '-o', 'jsonpath={.items[*].spec.nodeName}')).toMatch(/node3/); // still waiting
     ok('patch', 'deployment', 'web', '--type=merge', '-p', '{"spec":{"replicas":4}}');
     const done = await run.done;
-    const r = JSON.parse(done.out.slice(done.out.indexOf('{\n'))) as RunReport;
+    const r = reportOf(done.out);
     expect(done.code, done.out).toBe(0);
     expect(host(r, 'node3').clean).toBe(true);
     // decom evicted what kubectl drain would have, and nothing else.
@@ -238,7 +238,7 @@ describe('decommission refused by a budget that never allows, and the API lost m
     await until(() => ok('get', 'node', 'node3', '-o', 'jsonpath={.spec.unschedulable}') === 'true', 30_000, 'the run to cordon node3');
     expect(decom(['sandbox', 'api', 'stop']).code).toBe(0);
     const done = await run.done;
-    const r = JSON.parse(done.out.slice(done.out.indexOf('{\n'))) as RunReport;
+    const r = reportOf(done.out);
     expect(done.code).toBe(1);
     expect(step(r, 'node3', 'drain').reason).toMatch(/^node "node3" is cordoned but not drained: default\/[\w-]+: .*connect ECONNREFUSED 198\.18\.0\.1:6443.*; the node is left as it is \(cordoned\)/);
     expect(step(r, 'node3', 'backup').status).toBe('skipped');

@@ -4,7 +4,7 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { down, STATE_DIR, up } from './helpers/sandbox.js';
-import { INVENTORY, runJson, startRun, type RunReport } from './helpers/run.js';
+import { INVENTORY, reportOf, runJson, startRun, until } from './helpers/run.js';
 import { KUBECONFIG, kubectl, ok, requireKubectl, sleep } from './helpers/kubectl.js';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { drainNode, planDrain, preflight, selects, type Kube } from '../src/cluster/drain.js';
@@ -140,13 +140,6 @@ describe('parity with kubectl drain: decom on one fresh cluster sandbox, kubectl
   });
 });
 
-/** Polls until `cond` holds (every 0.5 s), or fails naming what it waited for. */
-async function until(cond: () => boolean, ms: number, what: string): Promise<void> {
-  for (const end = Date.now() + ms; !cond(); ) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
 /** Whether a log line of the newest run journal in a state folder holds this text. */
 const journalSays = (state: string, text: string): boolean => {
   try {
@@ -302,7 +295,7 @@ status: {phase: Succeeded}
     await until(() => journalSays(state, 'The disruption budget web needs 3'), 60_000, 'a budget 429');
     ok('patch', 'pdb', 'web', '--type=merge', '-p', '{"spec":{"minAvailable":2}}');
     const done = await run.done;
-    const r = JSON.parse(done.out.slice(done.out.indexOf('{\n'))) as RunReport;
+    const r = reportOf(done.out);
     const drained = r.hosts[0]!.steps.find((x) => x.name === 'drain')!;
     expect(drained.status, drained.reason).toBe('changed');
     expect(ok('get', 'node', 'node2', '-o', 'jsonpath={.spec.unschedulable}')).toBe('true');
@@ -380,7 +373,7 @@ spec:
       faults(false);
       expect(await kubectlDone, theirs).toBe(0);
       const done = await ours.done;
-      const r = JSON.parse(done.out.slice(done.out.indexOf('{\n'))) as RunReport;
+      const r = reportOf(done.out);
       expect(r.hosts[0]!.steps.find((x) => x.name === 'drain')!.status).toBe('changed');
       expect(ok('get', 'pods', '-n', 'held2', '-o', 'name')).toBe('');
     } finally {
@@ -434,7 +427,7 @@ spec:
       await until(() => journalSays(state, 'error when evicting pod "slow" from terminating namespace "held" (will retry after 5s)'), 90_000, 'the retry in a Terminating namespace');
       faults(false);
       const done = await run.done;
-      const r = JSON.parse(done.out.slice(done.out.indexOf('{\n'))) as RunReport;
+      const r = reportOf(done.out);
       expect(done.code, JSON.stringify(r.hosts[0]?.steps.find((x) => x.name === 'drain'))).toBe(0);
       const journal = readFileSync(r.journal, 'utf8');
       expect(journal).toMatch(/error when evicting pods\/\\"[\w-]+\\" -n \\"default\\" \(will retry after 5s\): Too many requests, please try again later\./);

@@ -9,7 +9,7 @@ import { loadInventory, resolveTargets, type Host } from '../inventory/index.js'
 import { connector } from '../transport/connector.js';
 import type { Transport } from '../transport/types.js';
 import { inventoryKubeconfig } from '../cluster/kubeconfig.js';
-import { etcdGroupOf } from '../cluster/etcd.js';
+import { etcdGroupOf } from '../cluster/node.js';
 import { inputError, UserError } from '../util/errors.js';
 import { duration } from '../util/flags.js';
 import { printable } from '../verify/report.js';

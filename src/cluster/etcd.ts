@@ -10,10 +10,10 @@
 import { createHash } from 'node:crypto';
 import { chmodSync, closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Host, Inventory } from '../inventory/index.js';
+import type { Host } from '../inventory/index.js';
 import { parseEtcd } from '../probes/parse.js';
 import { ETCDCTL_ENV } from '../probes/script.js';
-import type { EtcdView, NodeState } from '../probes/state.js';
+import type { EtcdView } from '../probes/state.js';
 import type { Transport } from '../transport/types.js';
 import { shQuote as q } from '../util/run.js';
 import type { ClusterContext } from './context.js';
@@ -27,19 +27,6 @@ has etcdctl || { echo 'etcdctl is not installed here' >&2; exit 3; }
 /** The addresses a host may be reached at (a member's peer URL, an API server): the inventory's, kubespray's ip/access_ip/etcd_address. */
 export function addressesOf(h: Host): Set<string> {
   return new Set([h.address, h.vars.ip, h.vars.access_ip, h.vars.etcd_address].filter((a): a is string => typeof a === 'string' && a !== ''));
-}
-
-/**
- * The inventory's etcd group as a node's rules see it: its hosts' names and addresses,
- * and whether the host itself is one (NodeState.etcdGroup).
- */
-export function etcdGroupOf(inventory: Inventory): (h: Host) => NonNullable<NodeState['etcdGroup']> {
-  const members = new Set(inventory.groups.get('etcd') ?? []);
-  const addresses = [...members].flatMap((n) => {
-    const h = inventory.hosts.get(n);
-    return h ? [h.name, String(h.vars.decom_node_name ?? h.vars.kube_override_hostname ?? h.name), ...addressesOf(h)] : [];
-  });
-  return (h) => ({ addresses, self: members.has(h.name) });
 }
 
 /** The host of a URL, IPv6 without its brackets; '' when it is no URL. */

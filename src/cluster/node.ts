@@ -5,7 +5,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { V1Node, V1Pod, V1Taint } from '@kubernetes/client-node';
-import type { Host } from '../inventory/index.js';
+import type { Host, Inventory } from '../inventory/index.js';
+import { addressesOf } from './etcd.js';
 import type { NodeState } from '../probes/index.js';
 import type { Finding } from '../verify/rules.js';
 import type { ClusterContext } from './context.js';
@@ -48,6 +49,20 @@ export async function registeredNodes(kubeconfig: string, names: string[]): Prom
 
 /** The Node a host is: decom_node_name, kubespray's kube_override_hostname, else the inventory name. */
 export const nodeNameOf = (h: Host): string => String(h.vars.decom_node_name ?? h.vars.kube_override_hostname ?? h.name);
+
+/**
+ * The inventory's etcd group as a node's rules see it: its hosts' names and addresses,
+ * and whether the host itself is one (NodeState.etcdGroup).
+ */
+export function etcdGroupOf(inventory: Inventory): (h: Host) => NonNullable<NodeState['etcdGroup']> {
+  const members = new Set(inventory.groups.get('etcd') ?? []);
+  const addresses = [...members].flatMap((n) => {
+    const h = inventory.hosts.get(n);
+    return h ? [h.name, nodeNameOf(h), ...addressesOf(h)] : [];
+  });
+  return (h) => ({ addresses, self: members.has(h.name) });
+}
+
 /** Whether the Node's name comes from the inventory's variables (then the hostname need not match it). */
 export const nodeNamed = (h: Host): boolean => h.vars.decom_node_name !== undefined || h.vars.kube_override_hostname !== undefined;
 

@@ -30,16 +30,14 @@ export function killProcesses(s: NodeState, pids: Iterable<number>): NodeState {
   };
 }
 
-/** containerd's task bundles of the k8s.io namespace: a task's directory goes when the runtime deletes it. */
-export { K8S_BUNDLES as K8S_TASKS } from '../probes/script.js';
-import { K8S_BUNDLES as K8S_TASKS } from '../probes/script.js';
+import { K8S_BUNDLES } from '../probes/script.js';
 
 /** The CRI's per-sandbox dir (its /dev/shm is mounted there): RemovePodSandbox unmounts it. */
 const CRI_SANDBOXES = '/run/containerd/io.containerd.grpc.v1.cri/sandboxes/';
 
 /** A mount the runtime made for one of these containers: its task's rootfs, a sandbox's shm. */
 const ownedBy = (target: string, ids: ReadonlySet<string>) =>
-  [K8S_TASKS, CRI_SANDBOXES].some((dir) => target.startsWith(dir) && ids.has(target.slice(dir.length).split('/')[0] ?? ''));
+  [K8S_BUNDLES, CRI_SANDBOXES].some((dir) => target.startsWith(dir) && ids.has(target.slice(dir.length).split('/')[0] ?? ''));
 
 /** Containers removed through their runtime: their processes, shims and runtime mounts go with them. */
 export function removeContainers(s: NodeState, gone: (c: Container) => boolean): NodeState {

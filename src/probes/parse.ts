@@ -239,7 +239,8 @@ interface CrictlContainer {
   labels?: Record<string, string>;
 }
 
-const json = <T>(text: string): T | undefined => {
+/** Parsed JSON, or undefined for empty or cut-off text (a client killed by its timeout). */
+export const json = <T>(text: string): T | undefined => {
   try {
     return text.trim() ? (JSON.parse(text) as T) : undefined;
   } catch {

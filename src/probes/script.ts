@@ -125,7 +125,7 @@ const KUBE_CGROUP_GLOBS = [
   '/kubepods.slice/kubepods-*.slice/*.scope/', '/kubepods.slice/kubepods-*.slice/kubepods-*.slice/*.scope/',
 ];
 
-/** containerd's task bundles of Kubernetes' namespace: they outlive containerd (a task runs on under its shim). */
+/** containerd's task bundles of Kubernetes' namespace: they outlive containerd (a task runs on under its shim); a task's directory goes when the runtime deletes it. */
 export const K8S_BUNDLES = '/run/containerd/io.containerd.runtime.v2.task/k8s.io/';
 
 /**

@@ -5,7 +5,8 @@
  */
 import { z } from 'zod';
 import type { Container, NodeState } from '../probes/index.js';
-import { K8S_TASKS, killProcesses, removeContainers, removePaths, stopSandboxes } from '../engine/model.js';
+import { killProcesses, removeContainers, removePaths, stopSandboxes } from '../engine/model.js';
+import { K8S_BUNDLES } from '../probes/script.js';
 import type { Action, Step } from '../engine/step.js';
 import { dockerRemove } from './docker.js';
 import { criTeardown } from './cri.js';
@@ -33,7 +34,7 @@ function staticPodContainers(s: NodeState, node: string | undefined): Container[
 
 /** A sh test that holds while the runtime still runs the container: containerd's task bundle, Docker's word. */
 const stillRunning = (c: Container): string =>
-  c.runtime === 'docker' ? `[ "$(docker inspect -f '{{.State.Running}}' -- ${q(c.id)} 2>/dev/null)" = true ]` : `[ -e ${K8S_TASKS}${q(c.id)} ]`;
+  c.runtime === 'docker' ? `[ "$(docker inspect -f '{{.State.Running}}' -- ${q(c.id)} 2>/dev/null)" = true ]` : `[ -e ${K8S_BUNDLES}${q(c.id)} ]`;
 
 export const staticPods: Step = {
   name: 'static-pods',

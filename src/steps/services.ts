@@ -8,7 +8,7 @@ import { z } from 'zod';
 import type { NodeState } from '../probes/index.js';
 import { killProcesses, removePaths } from '../engine/model.js';
 import type { Action, Step } from '../engine/step.js';
-import { clusterEtcd, foreignEtcd, kubeletUnitState } from '../verify/rules.js';
+import { clusterEtcd, foreignEtcd, hostEtcd, kubeletUnitState } from '../verify/rules.js';
 import { q, stopProcsScript, systemdNode } from '../engine/sh.js';
 
 const K8S_DAEMONS: Record<string, string> = { kubelet: 'kubelet.service', 'cri-dockerd': 'cri-docker.service', crio: 'crio.service' };
@@ -55,7 +55,7 @@ export const kubelet: Step = {
 };
 
 /** The cluster's etcd outside a pod (a pod's goes with its manifest): never an etcd nothing ties to the cluster. */
-const etcdProcs = (s: NodeState) => (clusterEtcd(s) ? [...s.processes.values()].filter((p) => p.name === 'etcd' && !s.k8sCgroups.has(p.pid)) : []);
+const etcdProcs = (s: NodeState) => (clusterEtcd(s) ? hostEtcd(s) : []);
 
 /** Why resetting this node would take a vote from a healthy etcd cluster, if it would (only the cluster's etcd is asked about). */
 export function etcdInterlock(s: NodeState): string | undefined {

@@ -1,7 +1,7 @@
 import { loadInventory, resolveTargets, type Host } from '../inventory/index.js';
 import { connector } from '../transport/connector.js';
 import { kubeconfigPath, operatorIdentity } from '../cluster/kubeconfig.js';
-import { etcdGroupOf } from '../cluster/etcd.js';
+import { etcdGroupOf } from '../cluster/node.js';
 import { exitCode, renderJson, renderText, verify } from './verify.js';
 
 export interface VerifyFlags {

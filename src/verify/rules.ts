@@ -6,6 +6,7 @@
  */
 import type { KubeCgroup, NodeState, Proc } from '../probes/state.js';
 import { CA_BUNDLE, type StatePathKind } from '../probes/script.js';
+import { hostOf } from '../cluster/etcd.js';
 
 /** The stable vocabulary of finding kinds (documented in the README). */
 export const KINDS = [
@@ -275,14 +276,6 @@ function cgroupDetail(s: NodeState, c: KubeCgroup): string {
   return `${what}, ${where}${pids.length ? `; processes in it: ${pids.slice(0, 3).join(', ')}${pids.length > 3 ? ` (+${pids.length - 3})` : ''}` : ''}`;
 }
 
-const urlHost = (u: string): string => {
-  try {
-    return new URL(u).hostname.replace(/^\[|\]$/g, '');
-  } catch {
-    return '';
-  }
-};
-
 /**
  * Why the etcd running here is the cluster's, if anything shows it: it runs in a pod,
  * kubeadm's manifest or kubespray's etcd.env or member certificates are here, this host
@@ -290,22 +283,23 @@ const urlHost = (u: string): string => {
  * group. Undefined: no evidence (a package's etcd serving no cluster), so it is left alone.
  */
 export function clusterEtcd(s: NodeState): string | undefined {
-  const etcd = [...s.processes.values()].filter((p) => p.name === 'etcd');
-  if (etcd.some((p) => s.k8sCgroups.has(p.pid))) return 'it runs in a pod';
+  if ([...s.processes.values()].some((p) => p.name === 'etcd' && s.k8sCgroups.has(p.pid))) return 'it runs in a pod';
   if (s.paths.some((p) => p.kind === 'static-pod-manifest' && /\/etcd[^/]*$/.test(p.path))) return "kubeadm's static pod manifest is here";
   // kubespray's member environment, or a member certificate (workers hold node-* client certificates only).
   const kubespray = s.paths.find((p) => p.path === '/etc/etcd.env' || /^\/etc\/ssl\/etcd\/ssl\/member-[^/]*\.pem$/.test(p.path));
   if (kubespray) return `kubespray's ${kubespray.path} is here`;
   if (s.etcdGroup?.self) return "this host is in the inventory's etcd group";
   const me = s.etcd?.members.find((m) => m.id === s.etcd?.memberId);
-  const peer = me?.peerURLs.find((u) => s.etcdGroup?.addresses.includes(urlHost(u)));
+  const peer = me?.peerURLs.find((u) => s.etcdGroup?.addresses.includes(hostOf(u)));
   if (peer) return `its member's peer URL ${peer} is on a host of the inventory's etcd group`;
   return undefined;
 }
 
+/** etcd run outside a pod (by systemd or by hand); one in a pod is judged with its container. */
+export const hostEtcd = (s: NodeState): Proc[] => [...s.processes.values()].filter((p) => p.name === 'etcd' && !s.k8sCgroups.has(p.pid));
+
 /** An etcd that runs outside a pod with nothing tying it to the cluster (Debian's etcd.service): its processes. */
-export const foreignEtcd = (s: NodeState): Proc[] =>
-  clusterEtcd(s) ? [] : [...s.processes.values()].filter((p) => p.name === 'etcd' && !s.k8sCgroups.has(p.pid));
+export const foreignEtcd = (s: NodeState): Proc[] => (clusterEtcd(s) ? [] : hostEtcd(s));
 
 export function findings(s: NodeState): Finding[] {
   const out: Finding[] = [];
@@ -328,9 +322,8 @@ export function findings(s: NodeState): Finding[] {
   for (const p of procs.values()) {
     if (p.name === 'kubelet') add('kubelet-process', String(p.pid), p.args);
     if (K8S_ONLY_DAEMONS.has(p.name)) add('runtime-daemon', p.name, `pid ${p.pid}: ${p.args}`);
-    // etcd run by systemd or by hand; one in a pod is judged with its container.
-    if (p.name === 'etcd' && !s.k8sCgroups.has(p.pid) && !otherEtcd.has(p.pid)) add('etcd-process', String(p.pid), `${p.args} (${clusterEtcd(s)})`);
   }
+  if (!otherEtcd.size) for (const p of hostEtcd(s)) add('etcd-process', String(p.pid), `${p.args} (${clusterEtcd(s)})`);
   const state = kubeletUnitState(s);
   if (state) add('kubelet-service', 'kubelet.service', `${state}; a running or enabled kubelet re-registers the Node`);
 

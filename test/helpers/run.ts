@@ -28,6 +28,9 @@ export function runJson(args: string[], stateDir: string, inventory = INVENTORY)
 export const actionsOf = (r: RunReport, host: string) =>
   r.hosts.find((h) => h.host === host)!.steps.map((s) => `${s.name}: ${s.actions.map((a) => a.what.replace(/\d{8}T\d{6}Z-[0-9a-f]{6}/g, 'RUN')).join(' | ')}`);
 
+/** The JSON report a background run (startRun) printed after its progress lines. */
+export const reportOf = (out: string): RunReport => JSON.parse(out.slice(out.indexOf('{\n'))) as RunReport;
+
 /** Starts `decom run` in the background; resolves with its exit code and output. */
 export function startRun(args: string[]): { done: Promise<{ code: number; out: string }>; pid: number; kill(): void } {
   const child = spawn(process.execPath, [CLI, 'run', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });

@@ -34,9 +34,11 @@ export interface TokenClaims {
  * A ServiceAccount's token: opaque here (a real one is a signed JWT), its claims MACed
  * with the admin token, so it outlives an API restart and cannot be forged without it.
  */
+const mac = (adminToken: string, payload: string) => createHmac('sha256', adminToken).update(payload).digest('hex').slice(0, 40);
+
 export function serviceAccountToken(adminToken: string, claims: TokenClaims): string {
   const payload = Buffer.from(JSON.stringify(claims)).toString('base64url');
-  return `sandbox-sa.${payload}.${createHmac('sha256', adminToken).update(payload).digest('hex').slice(0, 40)}`;
+  return `sandbox-sa.${payload}.${mac(adminToken, payload)}`;
 }
 
 /** The user a bearer token names, if any: the admin, or a ServiceAccount whose token is still valid. */
@@ -45,7 +47,7 @@ export function authenticate(store: Store, adminToken: string, header: string | 
   if (!token) return undefined;
   if (same(token, adminToken)) return ADMIN;
   const m = /^sandbox-sa\.([A-Za-z0-9_-]+)\.([0-9a-f]{40})$/.exec(token);
-  if (!m || !same(m[2] as string, createHmac('sha256', adminToken).update(m[1] as string).digest('hex').slice(0, 40))) return undefined;
+  if (!m || !same(m[2] as string, mac(adminToken, m[1] as string))) return undefined;
   let c: TokenClaims;
   try {
     c = JSON.parse(Buffer.from(m[1] as string, 'base64url').toString()) as TokenClaims;
