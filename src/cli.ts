@@ -195,6 +195,16 @@ sandbox
   });
 
 sandbox
+  .command('image')
+  .description("build deploy/Dockerfile's image here (its base made from Debian's packages and this machine's Node.js 20: no registry, no daemon) and export it as an OCI archive for `ctr images import`")
+  .option('--no-cache', 'from nothing: make the base again and rebuild every layer')
+  .addOption(new Option('--output <format>', 'output format').choices(['text', 'json'] as const).default('text' as const))
+  .action(async (o) => {
+    const { imageCommand } = await import('./sandbox/cli.js');
+    await imageCommand(o);
+  });
+
+sandbox
   .command('ssh')
   .description('open a shell (or run a command) on a sandbox node with the sandbox key and pinned host key')
   .argument('<node>', 'node name, e.g. node1')

@@ -10,8 +10,8 @@ import { AUDIT_VIEWS, probeNode, type NodeState } from '../probes/index.js';
 import { addressesOf } from '../cluster/etcd.js';
 import { nodeNameOf } from '../cluster/node.js';
 import { inputError } from '../util/errors.js';
-import { readCluster, type ApiSource, type ClusterView } from './cluster.js';
-import { API_KINDS, AUDIT_KINDS, apiFindings, etcdFindings, knownPods, nodeFindings, type AuditFinding, type AuditKind } from './rules.js';
+import { readCluster, type ApiSource, type ClusterRead, type ClusterView } from './cluster.js';
+import { API_KINDS, AUDIT_KINDS, apiFindings, etcdFindings, knownPods, nodeFindings, refusedKinds, type AuditFinding, type AuditKind } from './rules.js';
 
 export interface HostAudit {
   host: string;
@@ -32,9 +32,14 @@ export interface AuditReport {
   cluster: AuditFinding[];
   /** The API's server, when one was asked. */
   server?: string;
-  /** Kinds this run could not check, and why (no kubeconfig, the API did not answer). */
-  notChecked?: { kinds: AuditKind[]; why: string };
-  /** The API could not be listed: the run could not check everything (exit 3). */
+  /** Kinds this run could not check, and why (no kubeconfig, the API did not answer, lists it refused: then each "; "-joined). */
+  notChecked?: {
+    kinds: AuditKind[];
+    why: string;
+    /** The kinds whose lists the API refused, each with its own refusals ("list RESOURCE: the API's message"): exit 3, as apiError. */
+    refused?: Partial<Record<AuditKind, string>>;
+  };
+  /** No list of the API could be read (down, unreachable, credentials): the run could not check everything (exit 3). */
   apiError?: string;
   /** This run's share of the inventory (--shard), as "I/N". */
   shard?: string;
@@ -69,8 +74,25 @@ async function probeHost(host: Host, o: AuditOptions): Promise<{ state?: NodeSta
 export async function audit(hosts: Host[], o: AuditOptions): Promise<AuditReport> {
   const time = Date.now();
   const [probes, cluster] = await Promise.all([Promise.all(hosts.map((h) => probeHost(h, o))), o.api ? readCluster(o.api) : undefined]);
+  return judge(hosts, probes, cluster, o, time);
+}
+
+/**
+ * The report from what the run read: each host's probe (its state, or why it could not
+ * be probed) and the API's lists (undefined: --no-api). Pure, so what each list's
+ * refusal leaves unchecked is tested without a node or an API.
+ */
+export function judge(
+  hosts: Host[],
+  probes: { state?: NodeState; error?: string }[],
+  cluster: ClusterRead | undefined,
+  o: Pick<AuditOptions, 'inventory' | 'stuckAfterSec' | 'staleAfterSec' | 'shard'>,
+  time: number,
+): AuditReport {
   const view: ClusterView | undefined = cluster && 'view' in cluster ? cluster.view : undefined;
-  const known = view ? knownPods(view.pods) : undefined;
+  const refused = view ? refusedKinds(view) : new Map<AuditKind, string>();
+  // The pods refused: the node-side kinds are judged as without an API (the runtimes alone prove a pod gone), phantom-pod not at all.
+  const known = view && !refused.has('phantom-pod') ? knownPods(view.pods) : undefined;
   const states = new Map(hosts.flatMap((h, i) => (probes[i]?.state ? [[h.name, probes[i].state] as const] : [])));
   const reports: HostAudit[] = hosts.map((h, i) => {
     const p = probes[i] as { state?: NodeState; error?: string };
@@ -113,6 +135,9 @@ export async function audit(hosts: Host[], o: AuditOptions): Promise<AuditReport
   else if ('error' in cluster) {
     report.apiError = `the API at ${cluster.server} could not be listed: ${cluster.error}`;
     report.notChecked = { kinds: apiKinds, why: report.apiError };
+  } else if (refused.size) {
+    // Some lists refused: exactly the kinds that read them, each with the API's words; the rest were judged.
+    report.notChecked = { kinds: [...refused.keys()], why: Object.values(view?.refused ?? {}).join('; '), refused: Object.fromEntries(refused) };
   }
   if (view) report.server = view.server;
   if (o.shard) report.shard = o.shard;
@@ -122,9 +147,9 @@ export async function audit(hosts: Host[], o: AuditOptions): Promise<AuditReport
 /** The cluster-wide findings are reported once: by an unsharded run, or by share 0 of a sharded one. */
 export const ownsClusterRow = (shard: string | undefined): boolean => !shard || shard.startsWith('0/');
 
-/** 0 nothing found, 1 findings, 3 a host (or the API) could not be checked (wins over 1). */
+/** 0 nothing found, 1 findings, 3 a host, the API or one of its lists could not be checked (wins over 1). */
 export const auditExitCode = (r: AuditReport): number =>
-  r.hosts.some((h) => !h.reachable) || r.apiError ? 3 : r.hosts.some((h) => h.findings.length) || r.cluster.length ? 1 : 0;
+  r.hosts.some((h) => !h.reachable) || r.apiError || Object.keys(r.notChecked?.refused ?? {}).length ? 3 : r.hosts.some((h) => h.findings.length) || r.cluster.length ? 1 : 0;
 
 /**
  * `--shard I/N`: this run's share of the hosts, for an Indexed Job's index I of N

@@ -3,14 +3,30 @@
  * Namespaces, VolumeAttachments, Leases), never a request per node; the
  * APIServices only when a namespace is Terminating (they are often why).
  *
+ * Each list stands on its own: one the API refuses (RBAC's 403, or any error) leaves
+ * unchecked only the kinds that read it (rules.ts API_INPUTS), the others are still
+ * judged. Only when every list fails is the API as a whole unread (down, unreachable,
+ * its certificate, our credentials).
+ *
  * The lists are read in a worker thread: loading the client library costs ~0.4 s
  * of CPU, which on the main thread would stall every SSH handshake of the fleet's
  * probes. This module is that worker's entry too (see the bottom).
  */
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import type { V1APIService, V1Lease, V1Namespace, V1Node, V1Pod, V1VolumeAttachment } from '@kubernetes/client-node';
-import { apiClient, errorLine, loadKubeConfig } from '../cluster/kubeconfig.js';
+import { apiClient, codeOf, errorLine, loadKubeConfig } from '../cluster/kubeconfig.js';
 import { UserError } from '../util/errors.js';
+
+/** The lists an audit reads, each as RBAC names its resource (the ClusterRole of deploy/audit-cronjob.yaml grants exactly these). */
+export const API_LISTS = {
+  pods: 'pods',
+  nodes: 'nodes',
+  namespaces: 'namespaces',
+  volumeattachments: 'volumeattachments.storage.k8s.io',
+  leases: 'leases.coordination.k8s.io',
+  apiservices: 'apiservices.apiregistration.k8s.io',
+} as const;
+export type ApiList = keyof typeof API_LISTS;
 
 export interface ClusterView {
   server: string;
@@ -19,7 +35,14 @@ export interface ClusterView {
   namespaces: V1Namespace[];
   volumeAttachments: V1VolumeAttachment[];
   leases: V1Lease[];
+  /** Read only when a namespace is Terminating. */
   apiServices?: V1APIService[];
+  /**
+   * The lists the API refused, each with why: "list RESOURCE: the API's message".
+   * A refused list is empty above, and that emptiness means nothing: the kinds that
+   * read it are not judged (rules.ts refusedKinds).
+   */
+  refused?: Partial<Record<ApiList, string>>;
 }
 
 /** Where the API is: the kubeconfig kubectl would use (--kubeconfig, the inventory's, $KUBECONFIG, ~/.kube/config, in-cluster). */
@@ -28,8 +51,54 @@ export interface ApiSource {
   context?: string;
 }
 
-/** What reading the API came to: its lists, no kubeconfig at all, or why the lists failed. */
+/** What reading the API came to: its lists (some maybe refused), no kubeconfig at all, or why no list could be read. */
 export type ClusterRead = { view: ClusterView } | { none: true } | { server: string; error: string };
+
+/** Each list's outcome, as Promise.allSettled gives it; apiservices undefined when it was not read. */
+export interface SettledLists {
+  pods: PromiseSettledResult<V1Pod[]>;
+  nodes: PromiseSettledResult<V1Node[]>;
+  namespaces: PromiseSettledResult<V1Namespace[]>;
+  volumeattachments: PromiseSettledResult<V1VolumeAttachment[]>;
+  leases: PromiseSettledResult<V1Lease[]>;
+  apiservices?: PromiseSettledResult<V1APIService[]>;
+}
+
+/** Why the APIServices are read: a namespace is Terminating (an unavailable APIService is one reason it cannot be emptied). */
+export const needsApiServices = (namespaces: readonly V1Namespace[]): boolean => namespaces.some((n) => n.metadata?.deletionTimestamp);
+
+/**
+ * What the lists came to, judged each on its own (pure: the seam the unit tests use).
+ * Every list failed: the API could not be read at all, said as one line (the first
+ * list's error: a connection refused fails them all alike). Otherwise a refused list
+ * is named in `refused` with the API's own words, and the others stand.
+ */
+export function clusterRead(server: string, s: SettledLists): ClusterRead {
+  const always = [s.pods, s.nodes, s.namespaces, s.volumeattachments, s.leases];
+  const failed = always.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed && always.every((r) => r.status === 'rejected')) return { server, error: errorLine(failed.reason) };
+  const refused: Partial<Record<ApiList, string>> = {};
+  const items = <T>(list: ApiList, r: PromiseSettledResult<T[]>): T[] => {
+    if (r.status === 'fulfilled') return r.value;
+    refused[list] = `list ${API_LISTS[list]}: ${errorLine(r.reason)}`;
+    return [];
+  };
+  const view: ClusterView = {
+    server,
+    pods: items('pods', s.pods),
+    nodes: items('nodes', s.nodes),
+    namespaces: items('namespaces', s.namespaces),
+    volumeAttachments: items('volumeattachments', s.volumeattachments),
+    leases: items('leases', s.leases),
+  };
+  const a = s.apiservices;
+  // A 404: the cluster does not serve apiregistration.k8s.io, so it has no APIService to
+  // be unavailable; the empty list is the truth. Any other error (RBAC's 403) is a refusal:
+  // a stuck namespace's why would silently lack them.
+  if (a) view.apiServices = a.status === 'rejected' && codeOf(a.reason) === 404 ? [] : items('apiservices', a);
+  if (Object.keys(refused).length) view.refused = refused;
+  return { view };
+}
 
 /** How many items a page holds: kubectl's default chunk size. */
 const PAGE = 500;
@@ -60,27 +129,22 @@ export async function auditClients(source: ApiSource) {
   };
 }
 
-/** The lists, in this thread. */
+/** The lists, in this thread: all at once, each settled on its own. */
 async function listCluster(source: ApiSource): Promise<ClusterRead> {
   const c = await auditClients(source);
   if (!c) return { none: true };
-  try {
-    const [pods, nodes, namespaces, volumeAttachments, leases] = await Promise.all([
-      all((p) => c.core.listPodForAllNamespaces(p)),
-      all((p) => c.core.listNode(p)),
-      all((p) => c.core.listNamespace(p)),
-      all((p) => c.storage.listVolumeAttachment(p)),
-      all((p) => c.coordination.listLeaseForAllNamespaces(p)),
-    ]);
-    const view: ClusterView = { server: c.server, pods, nodes, namespaces, volumeAttachments, leases };
-    if (namespaces.some((n) => n.metadata?.deletionTimestamp)) {
-      // Unavailable APIServices are one reason a namespace cannot be emptied; not every cluster serves the list.
-      view.apiServices = await all((p) => c.registration.listAPIService(p)).catch(() => []);
-    }
-    return { view };
-  } catch (e) {
-    return { server: c.server, error: errorLine(e) };
+  const [pods, nodes, namespaces, volumeattachments, leases] = await Promise.allSettled([
+    all((p) => c.core.listPodForAllNamespaces(p)),
+    all((p) => c.core.listNode(p)),
+    all((p) => c.core.listNamespace(p)),
+    all((p) => c.storage.listVolumeAttachment(p)),
+    all((p) => c.coordination.listLeaseForAllNamespaces(p)),
+  ]);
+  const settled: SettledLists = { pods, nodes, namespaces, volumeattachments, leases };
+  if (namespaces.status === 'fulfilled' && needsApiServices(namespaces.value)) {
+    [settled.apiservices] = await Promise.allSettled([all((p) => c.registration.listAPIService(p))]);
   }
+  return clusterRead(c.server, settled);
 }
 
 /** The lists, in a worker thread. A kubeconfig the user got wrong is their input error (exit 2), as in this thread. */

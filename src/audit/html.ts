@@ -4,7 +4,7 @@
  * its count, linking to the findings below with their evidence.
  */
 import type { AuditReport } from './audit.js';
-import { rows, xml as esc } from './report.js';
+import { notCheckedLines, rows, xml as esc } from './report.js';
 import { AUDIT_KINDS, type AuditKind } from './rules.js';
 
 /** A colour per kind (a cell with findings has it); clean cells are pale grey, unchecked ones hatched. */
@@ -77,7 +77,7 @@ code{font-size:12px}
 </style></head><body>
 <h1>decom audit</h1>
 <p>${esc(new Date(r.time).toISOString())}${r.shard ? ` · shard ${esc(r.shard)}` : ''}${r.server ? ` · API ${esc(r.server)}` : ''} · ${r.hosts.length} hosts · ${found} findings</p>
-${r.notChecked ? `<p class="notchecked">Not checked: ${esc(r.notChecked.kinds.join(', '))} (${esc(r.notChecked.why)})</p>` : ''}
+${notCheckedLines(r).map((n) => `<p class="notchecked">Not checked: ${esc(n.kinds.join(', '))} (${esc(n.why)})</p>`).join('\n')}
 <table id="heatmap"><thead><tr><th></th>${head}</tr></thead>
 <tbody>
 ${body}

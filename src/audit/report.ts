@@ -39,6 +39,21 @@ export function rows(r: AuditReport): { name: string; reachable: boolean; error?
 }
 
 /**
+ * What was not checked, a line each: the kinds that share a reason, with it (a list the
+ * API refused names only the kinds that read it, so two refusals are two lines).
+ */
+export function notCheckedLines(r: AuditReport): { kinds: AuditKind[]; why: string }[] {
+  const n = r.notChecked;
+  if (!n) return [];
+  const byWhy = new Map<string, AuditKind[]>();
+  for (const k of n.kinds) {
+    const why = n.refused?.[k] ?? n.why;
+    byWhy.set(why, [...(byWhy.get(why) ?? []), k]);
+  }
+  return [...byWhy].map(([why, kinds]) => ({ kinds, why }));
+}
+
+/**
  * The table, then a line per finding (`details`: every one; else up to 5 per host
  * and kind), then what was not checked. A cell is the count; "-" a kind not checked
  * on that row; "?" a host that could not be probed.
@@ -61,7 +76,7 @@ export function renderTable(r: AuditReport, opts: { details?: boolean } = {}): s
       if (shown.length < fs.length) out.push(`${printable(x.name)}  ${k}  … and ${fs.length - shown.length} more (--details)`);
     }
   }
-  if (r.notChecked) out.push(`not checked: ${r.notChecked.kinds.join(', ')}: ${printable(r.notChecked.why)}`);
+  for (const n of notCheckedLines(r)) out.push(`not checked: ${n.kinds.join(', ')}: ${printable(n.why)}`);
   const found = all.reduce((n, x) => n + x.findings.length, 0);
   const unreachable = r.hosts.filter((h) => !h.reachable).length;
   out.push(
@@ -137,7 +152,7 @@ export function renderJunit(r: AuditReport): string {
       const fs = x.findings.filter((f) => f.kind === k);
       const open = `    <testcase classname="decom.audit.${xml(x.name)}" name="${k}">`;
       if (!x.reachable) return `${open}<error message="${xml(x.error ?? r.apiError ?? 'not checked')}"/></testcase>`;
-      if (skipped.has(k)) return `${open}<skipped message="${xml(r.notChecked?.why ?? '')}"/></testcase>`;
+      if (skipped.has(k)) return `${open}<skipped message="${xml(r.notChecked?.refused?.[k] ?? r.notChecked?.why ?? '')}"/></testcase>`;
       if (!fs.length) return `${open}</testcase>`;
       const body = fs.map((f) => `${f.subject}: ${f.detail}${f.evidence.length ? `\n  ${f.evidence.join('\n  ')}` : ''}`).join('\n');
       return `${open}<failure message="${fs.length} ${k} on ${xml(x.name)}" type="${k}">${xml(body)}</failure></testcase>`;
@@ -171,8 +186,15 @@ export function mergeReports(parts: { file: string; report: AuditReport }[]): Au
   };
   const server = reports.find((r) => r.server)?.server;
   if (server) merged.server = server;
-  const notChecked = reports.find((r) => r.notChecked)?.notChecked;
-  if (notChecked) merged.notChecked = notChecked;
+  // What any shard could not check is not checked in the whole (each shard read the API itself).
+  const unchecked = reports.flatMap((r) => (r.notChecked ? [r.notChecked] : []));
+  if (unchecked.length) {
+    const distinct = (whys: (string | undefined)[]) => [...new Set(whys.filter((w): w is string => !!w))].join('; ');
+    const kinds = AUDIT_KINDS.filter((k) => unchecked.some((n) => n.kinds.includes(k)));
+    merged.notChecked = { kinds, why: distinct(unchecked.map((n) => n.why)) };
+    const refused = kinds.map((k) => [k, distinct(unchecked.map((n) => n.refused?.[k]))] as const).filter(([, why]) => why);
+    if (refused.length) merged.notChecked.refused = Object.fromEntries(refused);
+  }
   const apiError = reports.find((r) => r.apiError)?.apiError;
   if (apiError) merged.apiError = apiError;
   return merged;

@@ -8,7 +8,7 @@
 import type { V1Namespace, V1Node, V1Pod } from '@kubernetes/client-node';
 import type { Container, NodeState, RuntimeStatus } from '../probes/state.js';
 import { podUidOfProcessCgroup } from '../probes/parse.js';
-import type { ClusterView } from './cluster.js';
+import type { ApiList, ClusterView } from './cluster.js';
 import { hostOf } from '../cluster/etcd.js';
 import { clusterEtcd } from '../verify/rules.js';
 
@@ -28,8 +28,33 @@ export const AUDIT_KINDS = [
 ] as const;
 export type AuditKind = (typeof AUDIT_KINDS)[number];
 
-/** Kinds only the API can prove: without a kubeconfig they are not checked (and the report says so). */
-export const API_KINDS: ReadonlySet<AuditKind> = new Set(['phantom-pod', 'stuck-terminating-pod', 'stuck-terminating-namespace', 'stale-node', 'stale-volume-attachment']);
+/**
+ * Kinds only the API can prove, with the lists each one's rule reads (apiFindings and
+ * namespaceFinding below; phantom-pod is nodeFindings' `known`). A kind one of whose
+ * lists the API refused is not checked, and the report says so: judged on an empty
+ * list it would lie ("its node is gone", "attached to a deleted Node"), or hide what
+ * matters (the pods still in a namespace one might --force-finalize). Without a
+ * kubeconfig none is checked. stale-etcd-member is not here: the nodes' etcd proves it.
+ */
+export const API_INPUTS = {
+  'phantom-pod': ['pods'],
+  'stuck-terminating-pod': ['pods', 'nodes'],
+  'stuck-terminating-namespace': ['namespaces', 'pods', 'apiservices'],
+  'stale-node': ['nodes', 'leases'],
+  'stale-volume-attachment': ['volumeattachments', 'nodes'],
+} as const satisfies Partial<Record<AuditKind, readonly ApiList[]>>;
+export const API_KINDS: ReadonlySet<AuditKind> = new Set(Object.keys(API_INPUTS) as AuditKind[]);
+
+/** The API kinds this view cannot judge, in the report's order, each with the refusals of the lists it reads. */
+export function refusedKinds(v: ClusterView): Map<AuditKind, string> {
+  const out = new Map<AuditKind, string>();
+  for (const kind of AUDIT_KINDS) {
+    const lists: readonly ApiList[] = API_INPUTS[kind as keyof typeof API_INPUTS] ?? [];
+    const why = lists.flatMap((l) => v.refused?.[l] ?? []);
+    if (why.length) out.set(kind, why.join('; '));
+  }
+  return out;
+}
 
 export interface AuditFinding {
   kind: AuditKind;
@@ -249,13 +274,18 @@ const span = (sec: number): string =>
   sec >= 86400 ? `${Math.floor(sec / 86400)}d${Math.floor((sec % 86400) / 3600)}h` : sec >= 3600 ? `${Math.floor(sec / 3600)}h${Math.floor((sec % 3600) / 60)}m` : sec >= 60 ? `${Math.floor(sec / 60)}m${Math.floor(sec % 60)}s` : `${Math.floor(sec)}s`;
 const readyOf = (n: V1Node | undefined) => n?.status?.conditions?.find((c) => c.type === 'Ready');
 
-/** The API's leftovers: Terminating pods and namespaces past their time, stale Nodes and VolumeAttachments. */
+/**
+ * The API's leftovers: Terminating pods and namespaces past their time, stale Nodes and
+ * VolumeAttachments. A kind whose lists the API refused (refusedKinds) is not judged at all.
+ */
 export function apiFindings(v: ClusterView, f: Fleet): Placed[] {
   const out: Placed[] = [];
+  const refused = refusedKinds(v);
+  const judged = (k: AuditKind) => !refused.has(k);
   const nodes = new Map(v.nodes.map((n) => [n.metadata?.name as string, n]));
   const heartbeat = new Map(v.leases.filter((l) => l.metadata?.namespace === 'kube-node-lease').map((l) => [l.metadata?.name as string, l.spec?.renewTime]));
 
-  for (const p of v.pods) {
+  for (const p of judged('stuck-terminating-pod') ? v.pods : []) {
     const deleted = p.metadata?.deletionTimestamp;
     if (!deleted) continue;
     // deletionTimestamp is the deadline (the delete's time plus the grace period): past it plus a margin, the pod is stuck.
@@ -282,7 +312,7 @@ export function apiFindings(v: ClusterView, f: Fleet): Placed[] {
     });
   }
 
-  for (const ns of v.namespaces) {
+  for (const ns of judged('stuck-terminating-namespace') ? v.namespaces : []) {
     const deleted = ns.metadata?.deletionTimestamp;
     if (!deleted || ns.status?.phase !== 'Terminating') continue;
     const over = ageSec(deleted, f.now);
@@ -290,7 +320,7 @@ export function apiFindings(v: ClusterView, f: Fleet): Placed[] {
     out.push(namespaceFinding(ns, over, v));
   }
 
-  for (const n of v.nodes) {
+  for (const n of judged('stale-node') ? v.nodes : []) {
     const name = n.metadata?.name as string;
     const ready = readyOf(n);
     if (!ready || ready.status === 'True') continue;
@@ -309,7 +339,7 @@ export function apiFindings(v: ClusterView, f: Fleet): Placed[] {
     });
   }
 
-  for (const va of v.volumeAttachments) {
+  for (const va of judged('stale-volume-attachment') ? v.volumeAttachments : []) {
     const node = va.spec?.nodeName;
     if (!node || nodes.has(node)) continue;
     const pv = va.spec?.source?.persistentVolumeName ?? '(inline)';

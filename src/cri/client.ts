@@ -42,7 +42,10 @@ export interface LinuxSandboxSecurityContext {
   readonlyRootfs?: boolean;
   supplementalGroups?: number[];
   privileged?: boolean;
+  seccomp?: SecurityProfile;
 }
+/** A seccomp profile: the runtime's default, none, or a file on the node. */
+export interface SecurityProfile { profileType: 'RuntimeDefault' | 'Unconfined' | 'Localhost'; localhostRef?: string }
 export interface LinuxPodSandboxConfig { cgroupParent?: string; securityContext?: LinuxSandboxSecurityContext; sysctls?: Labels }
 export interface PodSandboxConfig {
   metadata: PodSandboxMetadata;
@@ -68,6 +71,8 @@ export interface LinuxContainerSecurityContext {
   runAsUsername?: string;
   readonlyRootfs?: boolean;
   supplementalGroups?: number[];
+  noNewPrivs?: boolean;
+  seccomp?: SecurityProfile;
 }
 export interface ContainerConfig {
   metadata: ContainerMetadata;

@@ -5,6 +5,7 @@ import { down, readState, status, up, checkUpOptions, type UpOptions } from './s
 import { inputError } from '../util/errors.js';
 import { requireRoot } from './prereq.js';
 import { apiRunning, kubeconfigFile, startApi, stopApi } from './api/control.js';
+import { buildAuditImage } from './audit-image.js';
 
 const int = (flag: string, v: string): number => {
   if (!/^\d+$/.test(v)) throw inputError(`${flag} takes a whole number, got "${v}"`);
@@ -116,4 +117,22 @@ export async function sshCommand(node: string, command: string[]): Promise<numbe
     { stdio: 'inherit' },
   );
   return r.status ?? 1;
+}
+
+/** `sandbox image`: deploy/Dockerfile's image built here (no registry, no daemon) and exported as an OCI archive. */
+export async function imageCommand(o: { cache: boolean; output: 'text' | 'json' }): Promise<void> {
+  const r = await buildAuditImage({ cache: o.cache, log: (line) => process.stderr.write(`image: ${line}\n`) });
+  if (o.output === 'json') {
+    process.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
+    return;
+  }
+  const mb = (n: number) => `${(n / 1e6).toFixed(1)} MB`;
+  process.stdout.write(
+    [
+      `image ${r.ref} built in ${r.seconds.toFixed(1)} s${o.cache ? '' : ' (no cache)'}; base ${r.base}`,
+      `archive:  ${r.archive}  (${mb(r.bytes)}; ${mb(r.imageBytes)} unpacked)`,
+      `load it:  ctr -n k8s.io images import ${r.archive}   (containerd names it ${r.ref})`,
+      '',
+    ].join('\n'),
+  );
 }

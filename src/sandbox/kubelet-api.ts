@@ -15,7 +15,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { networkInterfaces, release } from 'node:os';
 import { ApiClient } from './api/client.js';
 import { rfc3339 } from './api/store.js';
-import { getRuntime, type PodToRun, type Qos } from './kubelet-runtime.js';
+import { ContainerConfigError, getRuntime, type PodToRun, type Qos } from './kubelet-runtime.js';
+import { MountError, VolumeManager, fieldValue, type ReadyVolume } from './kubelet-volumes.js';
 
 type Any = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -69,6 +70,7 @@ const conditions = (ready: boolean) => {
   ];
 };
 
+const QOS_CLASS = { guaranteed: 'Guaranteed', burstable: 'Burstable', besteffort: 'BestEffort' } as const;
 const podKey = (p: Any) => `${p.metadata.namespace}/${p.metadata.name}`;
 const isMirror = (p: Any) => Boolean(p.metadata?.annotations?.['kubernetes.io/config.mirror']);
 
@@ -80,8 +82,69 @@ function qosOf(pod: Any): Qos {
   return rs.every(full) ? 'guaranteed' : 'burstable';
 }
 
-/** An API pod as the kubelet hands it to its runtime. */
-function toRun(pod: Any): PodToRun {
+/** `$(VAR)` as the kubelet expands it in env values, command and args (`$$` is a literal `$`; an unknown name stays). */
+export function expand(text: string, vars: Map<string, string>): string {
+  return text.replace(/\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)/g, (all, name: string | undefined) => (name === undefined ? '$' : (vars.get(name) ?? all)));
+}
+
+/**
+ * The variables the kubelet gives every container for the `kubernetes` Service
+ * (enableServiceLinks). There is no Service proxy in the sandbox: they name the API
+ * server itself, from the kubelet's kubeconfig.
+ */
+export function serviceEnv(server: URL): { name: string; value: string }[] {
+  const host = server.hostname;
+  const port = server.port || '443';
+  const url = `tcp://${host}:${port}`;
+  return [
+    ['KUBERNETES_SERVICE_HOST', host], ['KUBERNETES_SERVICE_PORT', port], ['KUBERNETES_SERVICE_PORT_HTTPS', port], ['KUBERNETES_PORT', url],
+    [`KUBERNETES_PORT_${port}_TCP`, url], [`KUBERNETES_PORT_${port}_TCP_PROTO`, 'tcp'], [`KUBERNETES_PORT_${port}_TCP_PORT`, port], [`KUBERNETES_PORT_${port}_TCP_ADDR`, host],
+  ].map(([name, value]) => ({ name: name as string, value: value as string }));
+}
+
+const POLICIES = new Set(['Always', 'OnFailure', 'Never']);
+
+/**
+ * An API pod as the kubelet hands it to its runtime: its volumes made ready, each
+ * container's environment resolved (the Service variables, then its own in order,
+ * fieldRef, configMapKeyRef and secretKeyRef read now; status.podIP once the sandbox
+ * has it), `$(VAR)` expanded in command and args.
+ */
+async function toRun(api: ApiClient, pod: Any, hostIP: string, volumes: ReadyVolume[]): Promise<PodToRun> {
+  const key = async (kind: 'configmaps' | 'secrets', ref: Any): Promise<string | undefined> => {
+    const r = await api.request('GET', `/api/v1/namespaces/${pod.metadata.namespace}/${kind}/${ref.name}`);
+    const raw = r.code === 200 ? (r.body.data ?? {})[ref.key] : undefined;
+    if (raw === undefined && !ref.optional) throw new MountError(`${kind === 'secrets' ? 'secret' : 'configmap'} "${ref.name}" ${r.code === 200 ? `has no key "${ref.key}"` : 'not found'}`);
+    return raw === undefined ? undefined : kind === 'secrets' ? Buffer.from(raw as string, 'base64').toString('utf8') : (raw as string);
+  };
+  const containers = [];
+  for (const c of (pod.spec.containers ?? []) as Any[]) {
+    const vars = new Map<string, string>();
+    const env: NonNullable<PodToRun['containers'][number]['env']> = [];
+    const set = (name: string, value: string) => {
+      vars.set(name, value);
+      env.push({ name, value });
+    };
+    // The `kubernetes` Service's variables are given whatever enableServiceLinks says.
+    for (const e of serviceEnv(api.server)) set(e.name, e.value);
+    for (const e of (c.env ?? []) as Any[]) {
+      const from = e.valueFrom;
+      if (!from) set(e.name, expand(e.value ?? '', vars));
+      else if (from.fieldRef?.fieldPath === 'status.podIP' || from.fieldRef?.fieldPath === 'status.podIPs') {
+        if (pod.spec.hostNetwork) set(e.name, hostIP);
+        else env.push({ name: e.name, podIP: true });
+      } else if (from.fieldRef) set(e.name, fieldValue(pod, from.fieldRef.fieldPath, hostIP));
+      else if (from.configMapKeyRef || from.secretKeyRef) {
+        const v = await key(from.secretKeyRef ? 'secrets' : 'configmaps', from.secretKeyRef ?? from.configMapKeyRef);
+        if (v !== undefined) set(e.name, v);
+      } else throw new MountError(`env ${e.name}: valueFrom ${Object.keys(from).join(', ')} is not supported by the sandbox's kubelet`);
+    }
+    containers.push({
+      name: c.name, image: c.image, workingDir: c.workingDir,
+      command: ((c.command ?? []) as string[]).map((x) => expand(x, vars)), args: ((c.args ?? []) as string[]).map((x) => expand(x, vars)),
+      env, ports: c.ports ?? [], volumeMounts: c.volumeMounts ?? [], securityContext: c.securityContext,
+    });
+  }
   return {
     uid: pod.metadata.uid,
     name: pod.metadata.name,
@@ -91,10 +154,10 @@ function toRun(pod: Any): PodToRun {
     qos: qosOf(pod),
     labels: pod.metadata.labels ?? {},
     annotations: { ...pod.metadata.annotations, 'kubernetes.io/config.source': 'api', 'kubernetes.io/config.seen': now() },
-    containers: (pod.spec.containers ?? []).map((c: Any) => ({
-      name: c.name, image: c.image, command: c.command ?? [], args: c.args ?? [], env: c.env ?? [], ports: c.ports ?? [], volumeMounts: c.volumeMounts ?? [],
-    })),
-    volumes: pod.spec.volumes ?? [],
+    securityContext: pod.spec.securityContext,
+    ...(POLICIES.has(pod.spec.restartPolicy) ? { restartPolicy: pod.spec.restartPolicy } : {}),
+    containers,
+    volumes,
   };
 }
 
@@ -175,9 +238,10 @@ export function joinCluster(m: Member): void {
     // Back after the node controller marked its pods not Ready: post the status of those still running.
     for (const p of (await api.must('GET', `/api/v1/pods?fieldSelector=spec.nodeName=${node}`)).items as Any[]) {
       const podReady = (p.status?.conditions ?? []).some((c: Any) => c.type === 'Ready' && c.status === 'True');
-      if (!p.metadata.deletionTimestamp && p.status?.phase === 'Running' && !podReady) {
-        await reportRunning(p, addr, p.status.podIP ?? addr, p.status.containerStatuses?.[0]?.containerID ?? '');
-      }
+      if (p.metadata.deletionTimestamp || p.status?.phase !== 'Running' || podReady) continue;
+      // The pod workers post the others again from the runtime; mirror pods' status is posted here.
+      if (isMirror(p)) await reportRunning(p, addr, p.status.podIP ?? addr, p.status.containerStatuses?.[0]?.containerID ?? '');
+      else posted.delete(p.metadata.uid);
     }
   }
 
@@ -235,24 +299,121 @@ export function joinCluster(m: Member): void {
     await new Promise((r) => setTimeout(r, 500));
   }
 
-  /** Starts a bound pod once (a relist of a running pod changes nothing); then its status. */
+  /** API pods bound here, as the watch last showed them (not the deleted ones): what the status worker keeps in sync. */
+  const bound = new Map<string, Any>();
+  /** The status this kubelet last posted per pod (times left out): a PATCH only when something changed. */
+  const posted = new Map<string, string>();
+  const volumes = new VolumeManager(api, addr);
+
+  /**
+   * Starts a bound pod (a relist of a running pod changes nothing); then its status.
+   * A pod whose containers ran to completion under restartPolicy Never is not run again.
+   */
   async function start(pod: Any): Promise<void> {
     const rt = await getRuntime();
-    const want = toRun(pod);
-    const ready = (await rt.sandboxesOf(want.uid)).find((s) => s.state === 'SANDBOX_READY');
-    if (ready) {
-      // Already running (a relist, a restarted kubelet): its network stays as it is.
-      if (pod.status?.phase !== 'Running') {
-        const { status } = await rt.cri.podSandboxStatus(ready.id);
-        const main = (await rt.cri.listContainers({ podSandboxId: ready.id }))[0];
-        await reportRunning(pod, addr, pod.spec.hostNetwork ? addr : (status.network?.ip || addr), `containerd://${main?.id ?? ''}`);
+    const sandboxes = await rt.sandboxesOf(pod.metadata.uid);
+    const ready = sandboxes.some((s) => s.state === 'SANDBOX_READY');
+    if (!ready && !(sandboxes.length && pod.spec.restartPolicy === 'Never')) {
+      if (!pod.spec.hostNetwork) await podNetworkOnCidr();
+      try {
+        await rt.start(await toRun(api, pod, addr, await volumes.prepare(pod)));
+      } catch (e) {
+        // Volumes or config not ready (a Secret not yet there, a claim not yet bound): Pending, tried again by the worker.
+        if (!(e instanceof MountError || e instanceof ContainerConfigError)) throw e;
+        await postStatus(pod, { phase: 'Pending', waiting: { reason: e instanceof MountError ? 'ContainerCreating' : 'CreateContainerConfigError', message: e.message } });
+        return;
       }
-      return;
+      log(`started pod ${podKey(pod)} (${pod.metadata.uid})`);
     }
-    if (!want.hostNetwork) await podNetworkOnCidr();
-    const s = await rt.start(want);
-    log(`started pod ${podKey(pod)} (${want.uid})`);
-    await reportRunning(pod, addr, s.podIP ?? addr, `containerd://${s.containerIds[0] ?? ''}`);
+    await syncStatus(pod);
+  }
+
+  /**
+   * The pod's status from the runtime, as the kubelet's status manager computes it
+   * (getPhase): each container's state, restart count and exit code; Succeeded or
+   * Failed once every container has ended for good under its restartPolicy. A pod that
+   * ended has its sandbox stopped and its volumes unmounted, as the kubelet does.
+   */
+  async function syncStatus(pod: Any): Promise<void> {
+    const rt = await getRuntime();
+    const uid = pod.metadata.uid as string;
+    const sandbox = (await rt.sandboxesOf(uid)).pop();
+    const all = sandbox ? await rt.cri.listContainers({ labelSelector: { 'io.kubernetes.pod.uid': uid } }) : [];
+    const policy = pod.spec.restartPolicy ?? 'Always';
+    const nanos = (n: number) => rfc3339(n / 1e6);
+    const containers: Any[] = [];
+    for (const c of (pod.spec.containers ?? []) as Any[]) {
+      const last = all.filter((x) => x.metadata?.name === c.name).sort((x, y) => (x.metadata?.attempt ?? 0) - (y.metadata?.attempt ?? 0)).pop();
+      const st = last ? (await rt.cri.containerStatus(last.id)).status : undefined;
+      const base = { name: c.name, image: c.image, imageID: st?.imageRef ?? '', containerID: st ? `containerd://${st.id}` : undefined, restartCount: last?.metadata?.attempt ?? 0 };
+      if (st?.state === 'CONTAINER_RUNNING') containers.push({ ...base, ready: true, started: true, state: { running: { startedAt: nanos(st.startedAt) } } });
+      else if (st?.state === 'CONTAINER_EXITED') {
+        const reason = st.reason && st.reason !== 'Completed' && st.reason !== 'Error' ? st.reason : st.exitCode === 0 ? 'Completed' : 'Error';
+        containers.push({ ...base, ready: false, started: false, state: { terminated: { exitCode: st.exitCode, reason, startedAt: nanos(st.startedAt), finishedAt: nanos(st.finishedAt), containerID: `containerd://${st.id}` } } });
+      } else containers.push({ ...base, ready: false, started: false, state: { waiting: { reason: 'ContainerCreating' } } });
+    }
+    const ended = containers.filter((c) => c.state.terminated);
+    const failed = ended.filter((c) => c.state.terminated.exitCode !== 0);
+    let phase = 'Pending';
+    if (containers.length && ended.length === containers.length && (policy === 'Never' || (policy === 'OnFailure' && !failed.length))) phase = failed.length ? 'Failed' : 'Succeeded';
+    else if (containers.some((c) => c.state.running || c.state.terminated)) phase = 'Running';
+    const ip = pod.spec.hostNetwork ? addr : sandbox ? (await rt.cri.podSandboxStatus(sandbox.id)).status.network?.ip || undefined : undefined;
+    await postStatus(pod, { phase, containers, ...(ip ? { podIP: ip } : {}), ...(sandbox ? { startTime: nanos(sandbox.createdAt) } : {}) });
+    if ((phase === 'Succeeded' || phase === 'Failed') && sandbox?.state === 'SANDBOX_READY') {
+      await rt.cri.stopPodSandbox(sandbox.id);
+      await rt.releaseVolumes(uid);
+      log(`pod ${podKey(pod)} ${phase.toLowerCase()}: its sandbox stopped`);
+    }
+  }
+
+  async function postStatus(pod: Any, s: { phase: string; containers?: Any[]; waiting?: Any; podIP?: string; startTime?: string }): Promise<void> {
+    const uid = pod.metadata.uid as string;
+    const containerStatuses = s.containers ?? (pod.spec.containers as Any[]).map((c) => ({ name: c.name, image: c.image, imageID: '', ready: false, started: false, restartCount: 0, state: { waiting: s.waiting } }));
+    const allReady = s.phase === 'Running' && containerStatuses.every((c) => c.ready);
+    const done = s.phase === 'Succeeded' || s.phase === 'Failed';
+    const condition = (type: string, ok: boolean, reason?: string) => ({ type, status: ok ? 'True' : 'False', ...(reason ? { reason } : {}) });
+    const conditions = [
+      condition('PodReadyToStartContainers', s.phase === 'Running'),
+      condition('Initialized', true),
+      condition('Ready', allReady, done ? 'PodCompleted' : allReady ? undefined : 'ContainersNotReady'),
+      condition('ContainersReady', allReady, done ? 'PodCompleted' : allReady ? undefined : 'ContainersNotReady'),
+      condition('PodScheduled', true),
+    ];
+    const status = { phase: s.phase, hostIP: addr, hostIPs: [{ ip: addr }], ...(s.podIP ? { podIP: s.podIP, podIPs: [{ ip: s.podIP }] } : {}), qosClass: QOS_CLASS[qosOf(pod)], containerStatuses, conditions };
+    const digest = JSON.stringify(status);
+    if (posted.get(uid) === digest) return;
+    const t = now();
+    const r = await api.request('PATCH', `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}/status`, {
+      status: { ...status, startTime: s.startTime ?? t, conditions: conditions.map((c) => ({ ...c, lastProbeTime: null, lastTransitionTime: t })) },
+    }, MERGE);
+    // Gone from the API without a delete this kubelet saw (an etcd restore): it keeps running, a phantom no status goes to.
+    if (r.code === 404) bound.delete(uid);
+    else if (r.code === 200) posted.set(uid, digest);
+  }
+
+  /**
+   * The kubelet's pod workers and PLEG in one loop: every bound pod's containers are
+   * restarted as its restartPolicy says, a sandbox that died is replaced, and the
+   * status follows what the runtime holds.
+   */
+  async function workPods(): Promise<void> {
+    const rt = await getRuntime();
+    for (const pod of bound.values()) {
+      const uid = pod.metadata.uid as string;
+      if (busy.has(uid) || ['Succeeded', 'Failed'].includes(pod.status?.phase)) continue;
+      void serial(uid, async () => {
+        const ready = (await rt.sandboxesOf(uid)).filter((s) => s.state === 'SANDBOX_READY').pop();
+        if (!ready) return start(pod);
+        // Only a container that ended and may run again needs the pod's config (and its volumes) made again.
+        const policy = pod.spec.restartPolicy ?? 'Always';
+        const live = new Set((await rt.cri.listContainers({ podSandboxId: ready.id })).filter((c) => c.state === 'CONTAINER_RUNNING' || c.state === 'CONTAINER_CREATED').map((c) => c.metadata?.name));
+        if (policy !== 'Never' && (pod.spec.containers as Any[]).some((c) => !live.has(c.name))) {
+          const did = await rt.sync(await toRun(api, pod, addr, await volumes.prepare(pod)));
+          if (did) log(did);
+        }
+        await syncStatus(pod);
+      });
+    }
   }
 
   /** Stops a pod: containers, network, pod dir; then, for a graceful delete, finishes it. */
@@ -284,6 +445,10 @@ export function joinCluster(m: Member): void {
   const handle = (type: string, pod: Any) => {
     if (!pod?.metadata?.uid || isMirror(pod)) return;
     const key = pod.metadata.uid as string;
+    if (type === 'DELETED' || pod.metadata.deletionTimestamp) {
+      bound.delete(key);
+      posted.delete(key);
+    } else bound.set(key, pod);
     if (type === 'DELETED') {
       if (!finished.delete(key)) void serial(key, () => stop(pod, false)); // deleted outright (grace 0, pod GC)
     } else if (pod.metadata.deletionTimestamp) {
@@ -338,6 +503,7 @@ export function joinCluster(m: Member): void {
     };
     every('heartbeat', heartbeat, (LEASE_SECONDS * 1000) / 4);
     every('mirror pods', mirrors, 2000);
+    every('pod workers', workPods, 2000);
     await syncPods();
   })();
 }

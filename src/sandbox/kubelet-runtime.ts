@@ -16,10 +16,23 @@ import { parseMountinfo } from '../probes/parse.js';
 import { hierarchies } from './node.js';
 import { CGROUP_ROOT } from './layout.js';
 
-const PODS = '/var/lib/kubelet/pods';
+/** The kubelet's pod dirs: volumes, containers' files and plugins' state, by pod UID. */
+export const PODS = '/var/lib/kubelet/pods';
 
 export type CgroupDriver = 'cgroupfs' | 'systemd';
 export type Qos = 'guaranteed' | 'burstable' | 'besteffort';
+
+/** The securityContext fields the kubelet passes to the runtime (pod level, a container's overriding). */
+export interface SecurityContext {
+  runAsUser?: number;
+  runAsGroup?: number;
+  runAsNonRoot?: boolean;
+  readOnlyRootFilesystem?: boolean;
+  allowPrivilegeEscalation?: boolean;
+  privileged?: boolean;
+  capabilities?: { add?: string[]; drop?: string[] };
+  seccompProfile?: { type: 'RuntimeDefault' | 'Unconfined' | 'Localhost'; localhostProfile?: string };
+}
 
 export interface PodToRun {
   uid: string;
@@ -30,17 +43,28 @@ export interface PodToRun {
   qos?: Qos;
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
+  securityContext?: SecurityContext & { supplementalGroups?: number[]; fsGroup?: number };
+  restartPolicy?: 'Always' | 'OnFailure' | 'Never';
   containers: {
     name: string;
     image: string;
     command?: string[];
     args?: string[];
-    env?: { name: string; value?: string }[];
+    workingDir?: string;
+    /** Resolved values; `podIP` ones are filled once the sandbox has its address. */
+    env?: { name: string; value?: string; podIP?: boolean }[];
     ports?: { containerPort: number; hostPort?: number; protocol?: string }[];
-    volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
+    volumeMounts?: { name: string; mountPath: string; readOnly?: boolean; subPath?: string; mountPropagation?: 'None' | 'HostToContainer' | 'Bidirectional' }[];
+    securityContext?: SecurityContext;
   }[];
-  volumes?: { name: string; emptyDir?: { medium?: string } }[];
+  /** A volume made ready by the volume manager (hostPath), or an emptyDir made here (the scenarios' pods). */
+  volumes?: { name: string; hostPath?: string; emptyDir?: { medium?: string } }[];
 }
+
+const PROPAGATION = { None: 'PROPAGATION_PRIVATE', HostToContainer: 'PROPAGATION_HOST_TO_CONTAINER', Bidirectional: 'PROPAGATION_BIDIRECTIONAL' } as const;
+
+/** A pod's container can be refused before it is created, as the kubelet's verifyRunAsNonRoot does. */
+export class ContainerConfigError extends Error {}
 
 export interface Started {
   sandboxId: string;
@@ -147,24 +171,37 @@ export class PodRuntime {
       annotations: { ...pod.annotations },
       linux: {
         cgroupParent: this.cgroupParent(pod),
-        securityContext: { namespaceOptions: { network, pid: pod.hostPID ? 'NODE' : 'CONTAINER', ipc: pod.hostNetwork ? 'NODE' : 'POD' } },
+        securityContext: {
+          namespaceOptions: { network, pid: pod.hostPID ? 'NODE' : 'CONTAINER', ipc: pod.hostNetwork ? 'NODE' : 'POD' },
+          ...(pod.securityContext?.runAsUser !== undefined ? { runAsUser: { value: pod.securityContext.runAsUser } } : {}),
+          ...(pod.securityContext?.runAsGroup !== undefined ? { runAsGroup: { value: pod.securityContext.runAsGroup } } : {}),
+          supplementalGroups: [...(pod.securityContext?.supplementalGroups ?? []), ...(pod.securityContext?.fsGroup !== undefined ? [pod.securityContext.fsGroup] : [])],
+          ...(pod.securityContext?.seccompProfile ? { seccomp: { profileType: pod.securityContext.seccompProfile.type } } : {}),
+        },
       },
     };
   }
 
-  private containerConfig(pod: PodToRun, c: PodToRun['containers'][number], attempt: number, sandbox: PodSandboxConfig): ContainerConfig {
+  private containerConfig(pod: PodToRun, c: PodToRun['containers'][number], attempt: number, sandbox: PodSandboxConfig, podIP: string): ContainerConfig {
     const dir = `${PODS}/${pod.uid}`;
     const mounts = (c.volumeMounts ?? []).map((m) => {
       const v = pod.volumes?.find((x) => x.name === m.name);
-      const hostPath = v?.emptyDir ? `${dir}/volumes/kubernetes.io~empty-dir/${m.name}` : `${dir}/volumes/kubernetes.io~unsupported/${m.name}`;
-      return { containerPath: m.mountPath, hostPath, readonly: Boolean(m.readOnly) };
+      if (!v) throw new ContainerConfigError(`volumeMount "${m.name}" names no volume of the pod`);
+      const base = v.hostPath ?? `${dir}/volumes/kubernetes.io~empty-dir/${m.name}`;
+      return { containerPath: m.mountPath, hostPath: m.subPath ? join(base, m.subPath) : base, readonly: Boolean(m.readOnly), propagation: PROPAGATION[m.mountPropagation ?? 'None'] };
     });
+    // The container's securityContext over the pod's (determineEffectiveSecurityContext).
+    const ps = pod.securityContext ?? {};
+    const sc = { ...ps, ...c.securityContext };
+    if (sc.runAsNonRoot && sc.runAsUser === 0) throw new ContainerConfigError("container's runAsUser breaks non-root policy");
+    const seccomp = sc.seccompProfile ? { profileType: sc.seccompProfile.type, ...(sc.seccompProfile.localhostProfile ? { localhostRef: sc.seccompProfile.localhostProfile } : {}) } : { profileType: 'Unconfined' as const };
     return {
       metadata: { name: c.name, attempt },
       image: { image: c.image },
       command: c.command ?? [],
       args: c.args ?? [],
-      envs: (c.env ?? []).map((e) => ({ key: e.name, value: e.value ?? '' })),
+      ...(c.workingDir ? { workingDir: c.workingDir } : {}),
+      envs: (c.env ?? []).map((e) => ({ key: e.name, value: e.podIP ? podIP : (e.value ?? '') })),
       mounts,
       labels: { 'io.kubernetes.container.name': c.name, 'io.kubernetes.pod.name': pod.name, 'io.kubernetes.pod.namespace': pod.namespace, 'io.kubernetes.pod.uid': pod.uid },
       annotations: {
@@ -175,7 +212,20 @@ export class PodRuntime {
         ...(c.ports?.length ? { 'io.kubernetes.container.ports': JSON.stringify(c.ports.map((p) => ({ ...p, protocol: p.protocol ?? 'TCP' }))) } : {}),
       },
       logPath: `${c.name}/${attempt}.log`,
-      linux: { securityContext: { namespaceOptions: sandbox.linux?.securityContext?.namespaceOptions ?? {} } },
+      linux: {
+        securityContext: {
+          namespaceOptions: sandbox.linux?.securityContext?.namespaceOptions ?? {},
+          ...(sc.runAsUser !== undefined ? { runAsUser: { value: sc.runAsUser } } : {}),
+          ...(sc.runAsGroup !== undefined ? { runAsGroup: { value: sc.runAsGroup } } : {}),
+          // fsGroup joins the supplemental groups, so the process can use the volumes it owns.
+          supplementalGroups: [...(ps.supplementalGroups ?? []), ...(ps.fsGroup !== undefined ? [ps.fsGroup] : [])],
+          readonlyRootfs: Boolean(sc.readOnlyRootFilesystem),
+          privileged: Boolean(sc.privileged),
+          noNewPrivs: sc.allowPrivilegeEscalation === false,
+          ...(sc.capabilities ? { capabilities: { addCapabilities: sc.capabilities.add ?? [], dropCapabilities: sc.capabilities.drop ?? [] } } : {}),
+          seccomp,
+        },
+      },
     };
   }
 
@@ -185,7 +235,7 @@ export class PodRuntime {
     for (const c of pod.containers) mkdirSync(`${dir}/containers/${c.name}`, { recursive: true });
     mkdirSync(`${dir}/plugins`, { recursive: true });
     for (const v of pod.volumes ?? []) {
-      if (!v.emptyDir) continue;
+      if (!v.emptyDir || v.hostPath) continue;
       const path = `${dir}/volumes/kubernetes.io~empty-dir/${v.name}`;
       mkdirSync(path, { recursive: true });
     }
@@ -193,7 +243,7 @@ export class PodRuntime {
 
   private async mountMemoryVolumes(pod: PodToRun): Promise<void> {
     for (const v of pod.volumes ?? []) {
-      if (v.emptyDir?.medium !== 'Memory') continue;
+      if (v.emptyDir?.medium !== 'Memory' || v.hostPath) continue;
       const path = `${PODS}/${pod.uid}/volumes/kubernetes.io~empty-dir/${v.name}`;
       if (!mountsBelow(path, true).length) await run('mount', ['-t', 'tmpfs', '-o', 'size=16m', 'tmpfs', path]);
     }
@@ -211,16 +261,16 @@ export class PodRuntime {
     const parent = config.linux?.cgroupParent ?? '';
     if (this.driver === 'systemd') await transientSlice(parent.slice(parent.lastIndexOf('/') + 1));
     const sandboxId = await this.cri.runPodSandbox(config);
-    const containerIds: string[] = [];
-    for (const c of pod.containers) containerIds.push(await this.startContainer(sandboxId, pod, c, 0, config));
     const { status, info } = await this.cri.podSandboxStatus(sandboxId, true);
+    const containerIds: string[] = [];
+    for (const c of pod.containers) containerIds.push(await this.startContainer(sandboxId, pod, c, 0, config, status.network?.ip ?? ''));
     // The pod's netns, from the runtime spec containerd reports (verbose status).
     const netns = /"type":"network","path":"([^"]+)"/.exec(info.info ?? '')?.[1];
     return { sandboxId, containerIds, ...(status.network?.ip ? { podIP: status.network.ip } : {}), ...(netns && !pod.hostNetwork ? { netns } : {}) };
   }
 
-  private async startContainer(sandboxId: string, pod: PodToRun, c: PodToRun['containers'][number], attempt: number, config: PodSandboxConfig): Promise<string> {
-    const id = await this.cri.createContainer(sandboxId, this.containerConfig(pod, c, attempt, config), config);
+  private async startContainer(sandboxId: string, pod: PodToRun, c: PodToRun['containers'][number], attempt: number, config: PodSandboxConfig, podIP: string): Promise<string> {
+    const id = await this.cri.createContainer(sandboxId, this.containerConfig(pod, c, attempt, config, podIP), config);
     await this.cri.startContainer(id);
     return id;
   }
@@ -228,7 +278,8 @@ export class PodRuntime {
   /**
    * Keeps a running pod running, as the kubelet's sync loop does: a sandbox that is
    * not ready is replaced (a new attempt, its containers with it); a container that
-   * exited is started again as the next attempt. Says what it did, or nothing.
+   * exited is started again as the next attempt when the pod's restartPolicy says so
+   * (Always, the default; OnFailure for a non-zero exit). Says what it did, or nothing.
    */
   async sync(pod: PodToRun): Promise<string | undefined> {
     const sandboxes = await this.sandboxesOf(pod.uid);
@@ -243,10 +294,14 @@ export class PodRuntime {
       const mine = containers.filter((x) => x.metadata?.name === c.name).sort((a, b) => (a.metadata?.attempt ?? 0) - (b.metadata?.attempt ?? 0));
       const last = mine[mine.length - 1];
       if (last && (last.state === 'CONTAINER_RUNNING' || last.state === 'CONTAINER_CREATED')) continue;
+      if (last && pod.restartPolicy && pod.restartPolicy !== 'Always') {
+        if (pod.restartPolicy === 'Never' || (await this.cri.containerStatus(last.id)).status.exitCode === 0) continue;
+      }
       // The kubelet keeps the last dead container for its logs; the one before goes.
       for (const old of mine.slice(0, -1)) await this.cri.removeContainer(old.id).catch(() => {});
       const config = this.sandboxConfig(pod, ready.metadata?.attempt ?? 0);
-      await this.startContainer(ready.id, pod, c, last ? (last.metadata?.attempt ?? 0) + 1 : 0, config);
+      const ip = (await this.cri.podSandboxStatus(ready.id)).status.network?.ip ?? '';
+      await this.startContainer(ready.id, pod, c, last ? (last.metadata?.attempt ?? 0) + 1 : 0, config, ip);
       restarted.push(c.name);
     }
     return restarted.length ? `restarted ${restarted.join(', ')} of ${pod.namespace}/${pod.name}` : undefined;
@@ -256,6 +311,11 @@ export class PodRuntime {
     // StopPodSandbox runs the CNI DEL; RemovePodSandbox takes its containers with it.
     await this.cri.stopPodSandbox(id);
     await this.cri.removePodSandbox(id);
+  }
+
+  /** A finished pod's volumes unmounted (the kubelet tears them down once its containers ended); its dir stays until it is deleted. */
+  async releaseVolumes(uid: string): Promise<void> {
+    for (const m of mountsBelow(`${PODS}/${uid}/volumes`)) await run('umount', [m]);
   }
 
   /** Stops a pod and removes what the kubelet made for it: sandboxes, volumes, pod dir, pod cgroup. */

@@ -23,6 +23,7 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { parse } from 'yaml';
 import { joinCluster } from './kubelet-api.js';
+import { containerLogs } from './kubelet-logs.js';
 import { PodRuntime, dropRuntime, getRuntime, type PodToRun } from './kubelet-runtime.js';
 
 const MANIFESTS = process.env.KUBELET_MANIFESTS ?? '/etc/kubernetes/manifests';
@@ -163,8 +164,15 @@ async function runPod(args: string[]): Promise<void> {
 
 function serve(): void {
   process.title = 'kubelet'; // seen as the kubelet by ps, pgrep -x and /proc/PID/comm, like the real one
-  createServer((_, res) => {
-    res.writeHead(401).end('Unauthorized');
+  const args = process.argv.slice(2);
+  const flag = args.findIndex((a) => a === '--kubeconfig' || a.startsWith('--kubeconfig='));
+  const kubeconfig = flag < 0 ? undefined : (args[flag] as string).includes('=') ? (args[flag] as string).slice('--kubeconfig='.length) : args[flag + 1];
+  // The API server reads container logs here with the cluster's token (the kubelet's own, in the sandbox).
+  const token = kubeconfig ? (parse(readFileSync(kubeconfig, 'utf8')) as { users?: { user?: { token?: string } }[] })?.users?.[0]?.user?.token : undefined;
+  createServer((req, res) => {
+    containerLogs(req, res, token)
+      .then((served) => served || res.writeHead(401).end('Unauthorized'))
+      .catch((e: unknown) => res.writeHead(500).end((e as Error).message));
   }).listen(10250, '0.0.0.0');
   createServer((req, res) => {
     res.writeHead(req.url === '/healthz' ? 200 : 404).end(req.url === '/healthz' ? 'ok' : '');
@@ -190,9 +198,6 @@ function serve(): void {
   }, TICK_MS);
   log(`watching ${MANIFESTS} on ${NODE}`);
 
-  const args = process.argv.slice(2);
-  const flag = args.findIndex((a) => a === '--kubeconfig' || a.startsWith('--kubeconfig='));
-  const kubeconfig = flag < 0 ? undefined : (args[flag] as string).includes('=') ? (args[flag] as string).slice('--kubeconfig='.length) : args[flag + 1];
   if (kubeconfig) joinCluster({ node: NODE, kubeconfig, log, staticPods: () => [...desired().values()] });
 }
 

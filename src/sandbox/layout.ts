@@ -28,7 +28,16 @@ export const files = (dir = stateDir()) => ({
   inventory: join(dir, 'hosts.yaml'),
   image: join(dir, 'busybox-oci.tar'),
   node: (name: string) => join(dir, 'nodes', name),
+  shared: join(dir, 'shared'),
 });
+
+/**
+ * One directory of this machine bind-mounted into every node at the same path, as an
+ * NFS export is mounted on every node of a cluster: the storage behind the sandbox's
+ * ReadWriteMany PersistentVolumes (hostPath volumes below it), so pods on different
+ * nodes see the same files. World-writable with the sticky bit, as a scratch export is.
+ */
+export const SHARED_MOUNT = '/srv/sandbox-shared';
 
 /** Host side of the sandbox network: a port-less bridge carrying only macvlans. */
 export const BRIDGE = 'decom-sb0';

@@ -90,6 +90,12 @@ if [ -n "${PROJECT_DIR:-}" ]; then
   mount -o remount,bind,ro "$R$PROJECT_DIR"
 fi
 
+# The sandbox's shared storage, the same dir on every node (an NFS export's stand-in).
+if [ -n "${SHARED_DIR:-}" ]; then
+  mkdir -p "$R$SHARED_MOUNT"
+  mount --bind "$SHARED_DIR" "$R$SHARED_MOUNT"
+fi
+
 # The node's own files: host key, authorized_keys, sshd drop-in, units, machine-id.
 cp -a "$NODE_FILES/rootfs/." "$R/"
 
@@ -127,6 +133,11 @@ pivot_root . .oldroot
 umount -l /.oldroot
 rmdir /.oldroot
 cd /
+# As on a real node, where systemd makes every mount shared at boot (it skips that in
+# a container, which this node must not look like to the kubelet's runtime): a pod's
+# HostToContainer volume needs its source shared or slave, or containerd refuses it.
+# The peer groups made here are the node's own: nothing propagates to the host.
+mount --make-rshared /
 
 # No module loading, no clock setting, no raw I/O: as in any container.
 drop="--bounding-set -sys_module,-sys_time,-sys_rawio"

@@ -4,7 +4,7 @@ import { createConnection } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BRIDGE, CGROUP, CGROUP_ROOT, PREFIX_LEN } from './layout.js';
+import { BRIDGE, CGROUP, CGROUP_ROOT, PREFIX_LEN, SHARED_MOUNT } from './layout.js';
 import { PAUSE_IMAGE } from './image.js';
 import { run, runOk, type RunResult } from '../util/run.js';
 
@@ -208,6 +208,10 @@ export async function startNode(spec: NodeSpec): Promise<NodeHandle & { state: s
   writeRootfs(spec, readFileSync(keyPath, 'utf8'));
   const fifo = join(spec.dir, 'go.fifo');
   if (!existsSync(fifo)) await runOk('mkfifo', ['-m', '0600', fifo]);
+  // The sandbox's shared storage (layout.ts SHARED_MOUNT): nodes live in <state>/nodes/NAME.
+  const sharedDir = join(spec.dir, '..', '..', 'shared');
+  mkdirSync(sharedDir, { recursive: true });
+  chmodSync(sharedDir, 0o1777);
 
   const procs = makeCgroups(spec.name);
   const log = openSync(join(spec.dir, 'console.log'), 'w');
@@ -232,6 +236,8 @@ export async function startNode(spec: NodeSpec): Promise<NodeHandle & { state: s
         NODE_FILES: spec.dir,
         NODE_GO: fifo,
         PROJECT_DIR,
+        SHARED_DIR: sharedDir,
+        SHARED_MOUNT,
       },
     },
   );

@@ -24,6 +24,8 @@ const PROGRAMS: Record<string, { path: string; pkg: string }> = {
   dockerd: { path: '/usr/sbin/dockerd', pkg: 'docker.io' },
   ipset: { path: '/usr/sbin/ipset', pkg: 'ipset' },
   bpftool: { path: '/usr/sbin/bpftool', pkg: 'bpftool' },
+  mmdebstrap: { path: '/usr/bin/mmdebstrap', pkg: 'mmdebstrap' },
+  buildah: { path: '/usr/bin/buildah', pkg: 'buildah' },
 };
 
 export type Program = keyof typeof PROGRAMS;

@@ -254,7 +254,7 @@ function raiseInotifyInstances(o: UpOptions): Record<string, string> {
 /** Removes what `up` wrote, by name, and the folder only when that leaves it empty. */
 function removeStateDir(dir: string): void {
   const f = files(dir);
-  for (const p of [f.state, f.key, `${f.key}.pub`, f.knownHosts, f.inventory, f.image, `${f.image}.tmp`, join(dir, 'nodes'), apiDir(dir), kubeconfigFile(dir)]) {
+  for (const p of [f.state, f.key, `${f.key}.pub`, f.knownHosts, f.inventory, f.image, `${f.image}.tmp`, f.shared, join(dir, 'nodes'), apiDir(dir), kubeconfigFile(dir)]) {
     rmSync(p, { recursive: true, force: true });
   }
   for (const d of [dir, ...(dir === DEFAULT_STATE_DIR ? [dirname(dir)] : [])]) {

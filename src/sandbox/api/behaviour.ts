@@ -9,10 +9,12 @@
  * The kubelet's part is the node's own kubelet stand-in (kubelet-api.ts).
  */
 import { createHash } from 'node:crypto';
+import { cronJobCauses, cronJobDefaults, jobCauses, jobDefaults } from './batch-strategy.js';
 import { ApiError } from './errors.js';
 import { labelMatcher } from './query.js';
 import { RESOURCES, apiVersionOf, findResource, type Resource } from './resources.js';
-import { rfc3339, type Obj, type Store } from './store.js';
+import { generatedName, rfc3339, type Obj, type Store } from './store.js';
+import { claimDefaults, unboundClaims, volumeDefaults } from './volume-binder.js';
 
 type Any = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -26,11 +28,12 @@ export function withDefaults(r: Resource, body: Obj | undefined, ns: string | un
   if (!body || typeof body !== 'object') throw ApiError.badRequest('the request body is not an object');
   if (body.kind && body.kind !== r.kind) throw ApiError.badRequest(`the API version in the data (${body.apiVersion}) does not match the expected API version (${apiVersionOf(r)})`);
   const meta = { ...(body.metadata ?? {}) } as unknown as Obj['metadata'];
+  delete (meta as Partial<Obj['metadata']>).uid; // the server's own (a Job's is given in jobDefaults, as its selector names it)
   if (r.namespaced) {
     if (meta.namespace && ns && meta.namespace !== ns) throw ApiError.badRequest('the namespace of the provided object does not match the namespace sent on the request');
     meta.namespace = ns ?? meta.namespace ?? 'default';
   } else delete meta.namespace;
-  const o: Obj = { ...body, apiVersion: apiVersionOf(r), kind: r.kind, metadata: meta };
+  let o: Obj = { ...body, apiVersion: apiVersionOf(r), kind: r.kind, metadata: meta };
   if (r.plural === 'pods') {
     const spec = (o.spec ?? {}) as Any;
     o.spec = { restartPolicy: 'Always', terminationGracePeriodSeconds: 30, dnsPolicy: 'ClusterFirst', schedulerName: 'default-scheduler', ...spec };
@@ -41,6 +44,10 @@ export function withDefaults(r: Resource, body: Obj | undefined, ns: string | un
     o.status = { phase: 'Active' };
   }
   if (r.plural === 'nodes') o.spec = { ...((o.spec ?? {}) as Any) };
+  if (r.plural === 'jobs') o = jobDefaults(o, () => generatedName(meta.generateName ?? ''));
+  if (r.plural === 'cronjobs') o = cronJobDefaults(o);
+  if (r.plural === 'persistentvolumeclaims') o = claimDefaults(o);
+  if (r.plural === 'persistentvolumes') o = volumeDefaults(o);
   return o;
 }
 
@@ -60,6 +67,8 @@ export function validate(store: Store, r: Resource, o: Obj, ns: string | undefin
       if (!c?.image) causes.push({ field: `spec.containers[${i}].image`, message: 'Required value' });
     });
   }
+  if (r.plural === 'jobs') causes.push(...jobCauses(o));
+  if (r.plural === 'cronjobs') causes.push(...cronJobCauses(o));
   if (causes.length) throw ApiError.invalid(r.kind, name, r.group, causes);
   const target = ns ?? o.metadata.namespace;
   if (r.namespaced && target && !store.find('namespaces', undefined, target)) throw ApiError.notFound('namespaces', target);
@@ -71,7 +80,7 @@ export function validate(store: Store, r: Resource, o: Obj, ns: string | undefin
   return o;
 }
 
-const podReady = (p: Obj) => ((p.status as Any | undefined)?.conditions ?? []).some((c: Any) => c.type === 'Ready' && c.status === 'True');
+export const podReady = (p: Obj): boolean => ((p.status as Any | undefined)?.conditions ?? []).some((c: Any) => c.type === 'Ready' && c.status === 'True');
 
 /** The disruption controller's arithmetic: expected, healthy and desired pods, and how many may go now. */
 export function pdbStatus(store: Store, pdb: Obj): Any {
@@ -302,6 +311,18 @@ export function scheduler(store: Store): void {
   }
   const nodes = store.list('nodes');
   for (const p of pending) {
+    // VolumeBinding's PreFilter: a claim not yet bound leaves the pod unschedulable, said as kube-scheduler says it.
+    const unbound = unboundClaims(store, p);
+    if (unbound) {
+      const n = nodes.length;
+      const message = `0/${n} nodes are available: ${unbound}. preemption: 0/${n} nodes are available: ${n} Preemption is not helpful for scheduling.`;
+      const was = (((p.status as Any | undefined)?.conditions ?? []) as Any[]).find((c) => c.type === 'PodScheduled');
+      if (was?.message !== message) {
+        const cond = { type: 'PodScheduled', status: 'False', lastProbeTime: null, lastTransitionTime: was?.status === 'False' ? was.lastTransitionTime : stamp(), reason: 'Unschedulable', message };
+        store.update('pods', { ...p, status: { ...(p.status ?? {}), conditions: [...(((p.status as Any | undefined)?.conditions ?? []) as Any[]).filter((c) => c.type !== 'PodScheduled'), cond] } }, '');
+      }
+      continue;
+    }
     const fit = nodes.filter((n) => schedulable(n, p)).sort((a, b) => (load.get(a.metadata.name) ?? 0) - (load.get(b.metadata.name) ?? 0))[0];
     if (!fit) continue; // stays Pending, as with no feasible node
     load.set(fit.metadata.name, (load.get(fit.metadata.name) ?? 0) + 1);
@@ -309,7 +330,8 @@ export function scheduler(store: Store): void {
   }
 }
 
-const ownedBy = (p: Obj, owner: Obj) => (p.metadata.ownerReferences ?? []).some((r) => r.uid === owner.metadata.uid && r.controller);
+/** Whether `owner` is the object's controller (its ownerReference with controller: true). */
+export const ownedBy = (p: Obj, owner: Obj): boolean => (p.metadata.ownerReferences ?? []).some((r) => r.uid === owner.metadata.uid && r.controller);
 
 /** The ReplicaSet controller: as many live pods as replicas (an evicted one is replaced, unbound, for the scheduler), and the status counts. */
 export function replicaSetController(store: Store): void {
@@ -344,8 +366,8 @@ export function deploymentController(store: Store): void {
   }
 }
 
-/** A pod of a controller's template: its labels, spec and ownerReference. */
-function podFor(owner: Obj, kind: string, spec: Any): Obj {
+/** A pod of a controller's template (GetPodFromTemplate): its labels, annotations, finalizers, spec and ownerReference. */
+export function podFor(owner: Obj, kind: string, spec: Any): Obj {
   const tpl = (((owner.spec ?? {}) as Any).template ?? {}) as Any;
   return withDefaults(findResource('', 'v1', 'pods') as Resource, {
     apiVersion: 'v1',
@@ -354,7 +376,9 @@ function podFor(owner: Obj, kind: string, spec: Any): Obj {
       generateName: `${owner.metadata.name}-`,
       namespace: owner.metadata.namespace,
       labels: tpl.metadata?.labels ?? {},
-      ownerReferences: [{ apiVersion: 'apps/v1', kind, name: owner.metadata.name, uid: owner.metadata.uid, controller: true, blockOwnerDeletion: true }],
+      ...(tpl.metadata?.annotations ? { annotations: tpl.metadata.annotations } : {}),
+      ...(tpl.metadata?.finalizers ? { finalizers: tpl.metadata.finalizers } : {}),
+      ownerReferences: [{ apiVersion: owner.apiVersion, kind, name: owner.metadata.name, uid: owner.metadata.uid, controller: true, blockOwnerDeletion: true }],
     } as unknown as Obj['metadata'],
     spec: { ...(tpl.spec ?? {}), ...spec },
   }, owner.metadata.namespace);

@@ -27,6 +27,11 @@ export class ApiClient {
     this.url = new URL(server);
   }
 
+  /** The API server's URL, as the kubeconfig names it. */
+  get server(): URL {
+    return this.url;
+  }
+
   static fromKubeconfig(file: string): ApiClient {
     const kc = parse(readFileSync(file, 'utf8')) as Any;
     const cluster = kc?.clusters?.[0]?.cluster ?? {};

@@ -1,37 +1,17 @@
 /**
  * Request bodies in Kubernetes' protobuf encoding: kubectl's typed clients send them
- * (`kubectl create namespace`, drain's evictions and pod deletes, `create token`) and do not fall back
- * to JSON on a 415. The envelope is `k8s\0` + runtime.Unknown{typeMeta, raw}; the raw
- * object is decoded for the few kinds those clients send, by their field numbers in
- * k8s.io/api's generated.proto. Anything else is a 415, named.
+ * (`kubectl create namespace`, `create job`, drain's evictions and pod deletes, `create
+ * token`) and do not fall back to JSON on a 415. The envelope is `k8s\0` +
+ * runtime.Unknown{typeMeta, raw}; the raw object is decoded by the messages of
+ * protobuf-schema.ts into the JSON object it stands for.
+ *
+ * A field the schema does not know is a 415 naming the message and the field number,
+ * never dropped: the sandbox must not run an object different from the one sent.
  */
 import { ApiError } from './errors.js';
+import { KINDS, RUNTIME_TYPE_META, type Kind, type Msg } from './protobuf-schema.js';
 
 type Any = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-/** Fields of one message: number → [name, how to read it]. */
-type Schema = Record<number, [string, Reader]>;
-type Reader = 'string' | 'int' | 'bool' | 'strings' | 'map' | Schema | { repeated: Schema };
-
-const TYPE_META: Schema = { 1: ['apiVersion', 'string'], 2: ['kind', 'string'] };
-const TIME: Schema = { 1: ['seconds', 'int'], 2: ['nanos', 'int'] };
-const OWNER: Schema = { 1: ['kind', 'string'], 3: ['name', 'string'], 4: ['uid', 'string'], 5: ['apiVersion', 'string'], 6: ['controller', 'bool'], 7: ['blockOwnerDeletion', 'bool'] };
-const OBJECT_META: Schema = {
-  1: ['name', 'string'], 2: ['generateName', 'string'], 3: ['namespace', 'string'], 5: ['uid', 'string'], 6: ['resourceVersion', 'string'],
-  7: ['generation', 'int'], 8: ['creationTimestamp', TIME], 9: ['deletionTimestamp', TIME], 10: ['deletionGracePeriodSeconds', 'int'],
-  11: ['labels', 'map'], 12: ['annotations', 'map'], 13: ['ownerReferences', { repeated: OWNER }], 14: ['finalizers', 'strings'],
-};
-const PRECONDITIONS: Schema = { 1: ['uid', 'string'], 2: ['resourceVersion', 'string'] };
-const DELETE_OPTIONS: Schema = { 1: ['gracePeriodSeconds', 'int'], 2: ['preconditions', PRECONDITIONS], 3: ['orphanDependents', 'bool'], 4: ['propagationPolicy', 'string'], 5: ['dryRun', 'strings'] };
-
-/** The kinds kubectl's typed clients send bodies of. */
-const KINDS: Record<string, Schema> = {
-  Namespace: { 1: ['metadata', OBJECT_META], 2: ['spec', { 1: ['finalizers', 'strings'] }] },
-  Eviction: { 1: ['metadata', OBJECT_META], 2: ['deleteOptions', DELETE_OPTIONS] },
-  DeleteOptions: DELETE_OPTIONS,
-  // `kubectl create token` (authentication/v1 TokenRequestSpec: audiences 1, boundObjectRef 3, expirationSeconds 4).
-  TokenRequest: { 1: ['metadata', OBJECT_META], 2: ['spec', { 1: ['audiences', 'strings'], 4: ['expirationSeconds', 'int'] }] },
-};
 
 function varint(buf: Buffer, pos: number): [bigint, number] {
   let result = 0n;
@@ -45,59 +25,117 @@ function varint(buf: Buffer, pos: number): [bigint, number] {
   }
 }
 
-/** Wire-format fields of one message: number, wire type, and the value (varint or bytes). */
-function fields(buf: Buffer): { no: number; value: bigint | Buffer }[] {
-  const out: { no: number; value: bigint | Buffer }[] = [];
+/** Wire-format fields of one message: number, wire type, and the value (varint or bytes; fixed ones as bytes). */
+function fields(buf: Buffer): { no: number; wire: number; value: bigint | Buffer }[] {
+  const out: { no: number; wire: number; value: bigint | Buffer }[] = [];
   let pos = 0;
   while (pos < buf.length) {
     const [tag, p1] = varint(buf, pos);
     const no = Number(tag >> 3n);
     const wire = Number(tag & 7n);
-    if (wire === 0) {
-      const [v, p2] = varint(buf, p1);
-      out.push({ no, value: v });
-      pos = p2;
-    } else if (wire === 2) {
+    let value: bigint | Buffer;
+    if (wire === 0) [value, pos] = varint(buf, p1);
+    else if (wire === 2) {
       const [len, p2] = varint(buf, p1);
-      out.push({ no, value: buf.subarray(p2, p2 + Number(len)) });
       pos = p2 + Number(len);
-    } else if (wire === 1) pos = p1 + 8;
-    else if (wire === 5) pos = p1 + 4;
-    else throw ApiError.badRequest(`the protobuf body has a field of wire type ${wire}`);
+      if (pos > buf.length) throw ApiError.badRequest('the protobuf body ends inside a field');
+      value = buf.subarray(p2, pos);
+    } else if (wire === 1 || wire === 5) {
+      pos = p1 + (wire === 1 ? 8 : 4);
+      value = buf.subarray(p1, pos);
+    } else throw ApiError.badRequest(`the protobuf body has a field of wire type ${wire}`);
+    out.push({ no, wire, value });
   }
   return out;
 }
 
-function decode(buf: Buffer, schema: Schema): Any {
-  const out: Any = {};
-  for (const { no, value } of fields(buf)) {
-    const f = schema[no];
-    if (!f) continue;
-    const [name, how] = f;
-    if (how === 'string') out[name] = (value as Buffer).toString('utf8');
-    else if (how === 'int') out[name] = Number(BigInt.asIntN(64, value as bigint));
-    else if (how === 'bool') out[name] = value !== 0n;
-    else if (how === 'strings') (out[name] ??= []).push((value as Buffer).toString('utf8'));
-    else if (how === 'map') {
-      const e = decode(value as Buffer, { 1: ['k', 'string'], 2: ['v', 'string'] });
-      (out[name] ??= {})[e.k ?? ''] = e.v ?? '';
-    } else if ('repeated' in how) (out[name] ??= []).push(decode(value as Buffer, how.repeated as Schema));
-    else out[name] = decode(value as Buffer, how as Schema);
-  }
-  for (const [k, v] of Object.entries(out)) {
-    if (v && typeof v === 'object' && 'seconds' in v) out[k] = new Date(Number(v.seconds) * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
+const int = (v: bigint) => Number(BigInt.asIntN(64, v));
+const text = (v: Buffer) => v.toString('utf8');
+/** A map entry or a Quantity: the string fields of a small message by number. */
+const strings = (v: Buffer): Record<number, string> => Object.fromEntries(fields(v).map((f) => [f.no, Buffer.isBuffer(f.value) ? text(f.value) : String(f.value)]));
+
+/** meta/v1 Time {seconds=1, nanos=2} in RFC 3339 (whole seconds, as the API writes it); the zero Time is undefined. */
+function time(v: Buffer): string | undefined {
+  const seconds = fields(v).find((f) => f.no === 1)?.value;
+  return typeof seconds === 'bigint' ? new Date(int(seconds) * 1000).toISOString().replace(/\.\d+Z$/, 'Z') : undefined;
+}
+
+/** IntOrString {type=1 (0 int, 1 string), intVal=2, strVal=3}. */
+function intOrString(v: Buffer): number | string {
+  const f = new Map(fields(v).map((x) => [x.no, x.value]));
+  return f.get(1) === 1n ? text((f.get(3) as Buffer | undefined) ?? Buffer.alloc(0)) : int((f.get(2) as bigint | undefined) ?? 0n);
+}
+
+/** Repeated varints, packed (one length-delimited field) or not. */
+function ints(value: bigint | Buffer): number[] {
+  if (typeof value === 'bigint') return [int(value)];
+  const out: number[] = [];
+  for (let pos = 0; pos < value.length; ) {
+    const [v, next] = varint(value, pos);
+    out.push(int(v));
+    pos = next;
   }
   return out;
+}
+
+function decode(buf: Buffer, m: Msg, out: Any = {}): Any {
+  for (const { no, wire, value } of fields(buf)) {
+    const f = m.fields[no];
+    if (!f) throw new ApiError(415, 'UnsupportedMediaType', `the sandbox API does not know field ${no} of ${m.name} in this protobuf body (it would drop it): send application/json`);
+    const [name, kind] = f;
+    const expected = typeof kind === 'string' && /^[ib]\??$/.test(kind) ? 0 : kind === 'is' ? wire : 2;
+    if (wire !== expected) throw ApiError.badRequest(`field ${no} of ${m.name} has wire type ${wire} in this protobuf body`);
+    read(out, name, kind, value);
+  }
+  return out;
+}
+
+/** Sets one decoded field on `out` as JSON has it. */
+function read(out: Any, name: string, kind: Kind, value: bigint | Buffer): void {
+  const bytes = value as Buffer;
+  switch (kind) {
+    case 's': if (bytes.length) out[name] = text(bytes); return;
+    case 's?': out[name] = text(bytes); return;
+    case 'i': if (value !== 0n) out[name] = int(value as bigint); return;
+    case 'i?': out[name] = int(value as bigint); return;
+    case 'b': if (value !== 0n) out[name] = true; return;
+    case 'b?': out[name] = value !== 0n; return;
+    case 'ss': (out[name] ??= []).push(text(bytes)); return;
+    case 'is': (out[name] ??= []).push(...ints(value)); return;
+    case 'q': out[name] = strings(bytes)[1] ?? '0'; return;
+    case 'ios': out[name] = intOrString(bytes); return;
+    case 'json': out[name] = JSON.parse(strings(bytes)[1] ?? '{}'); return;
+    case 'time': {
+      const t = time(bytes);
+      if (t !== undefined) out[name] = t;
+      return;
+    }
+    case 'map':
+    case 'bmap':
+    case 'qmap': {
+      // A map is a repeated entry message {key=1, value=2}; a Quantity value is a message {string=1}.
+      const e = fields(bytes);
+      const k = e.find((x) => x.no === 1)?.value as Buffer | undefined;
+      const v = e.find((x) => x.no === 2)?.value as Buffer | undefined;
+      const bytesValue = v ?? Buffer.alloc(0);
+      (out[name] ??= {})[k ? text(k) : ''] = kind === 'map' ? text(bytesValue) : kind === 'bmap' ? bytesValue.toString('base64') : (strings(bytesValue)[1] ?? '0');
+      return;
+    }
+  }
+  if ('list' in kind) (out[name] ??= []).push(decode(bytes, kind.list));
+  else if ('inline' in kind) decode(bytes, kind.inline, out);
+  else out[name] = decode(bytes, kind, out[name] ?? {});
 }
 
 /** A protobuf request body as the JSON object it stands for. */
 export function decodeProtobuf(body: Buffer): Any {
   if (body.length < 4 || body.subarray(0, 4).toString('latin1') !== 'k8s\0') throw ApiError.badRequest('the protobuf body has no k8s envelope');
-  const unknown = decode(body.subarray(4), { 1: ['typeMeta', TYPE_META], 2: ['raw', 'string'] });
-  const raw = fields(body.subarray(4)).find((f) => f.no === 2)?.value as Buffer | undefined;
-  const { apiVersion, kind } = (unknown.typeMeta ?? {}) as { apiVersion?: string; kind?: string };
+  const envelope = fields(body.subarray(4));
+  const typeMeta = envelope.find((f) => f.no === 1)?.value;
+  const raw = envelope.find((f) => f.no === 2)?.value;
+  const { apiVersion, kind } = Buffer.isBuffer(typeMeta) ? decode(typeMeta, RUNTIME_TYPE_META) : ({} as Any);
   const schema = kind ? KINDS[kind] : undefined;
-  if (!schema || !raw) {
+  if (!schema || !Buffer.isBuffer(raw)) {
     throw new ApiError(415, 'UnsupportedMediaType', `the sandbox API reads protobuf bodies of ${Object.keys(KINDS).join(', ')} only, not ${kind ?? 'this one'}: send application/json`);
   }
   return { apiVersion, kind, ...decode(raw, schema) };

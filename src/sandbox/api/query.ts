@@ -45,6 +45,19 @@ export function labelMatcher(sel: string | undefined): (labels: Record<string, s
   return (labels) => tests.every((f) => f(labels ?? {}));
 }
 
+/** A metav1.LabelSelector object (matchLabels and matchExpressions, ANDed): an empty one matches everything. */
+export function labelSelectorMatcher(sel: { matchLabels?: Record<string, string>; matchExpressions?: { key: string; operator: string; values?: string[] }[] }): (labels: Record<string, string> | undefined) => boolean {
+  return (labels = {}) =>
+    Object.entries(sel.matchLabels ?? {}).every(([k, v]) => labels[k] === v) &&
+    (sel.matchExpressions ?? []).every(({ key, operator, values = [] }) => {
+      if (operator === 'In') return key in labels && values.includes(labels[key] as string);
+      if (operator === 'NotIn') return !(key in labels) || !values.includes(labels[key] as string);
+      if (operator === 'Exists') return key in labels;
+      if (operator === 'DoesNotExist') return !(key in labels);
+      throw ApiError.badRequest(`"${operator}" is not a valid label selector operator`);
+    });
+}
+
 /** The fields a field selector may name, per resource (as the real server's field label conversions). */
 const FIELDS: Record<string, (o: Obj) => string | undefined> = {
   'metadata.name': (o) => o.metadata.name,

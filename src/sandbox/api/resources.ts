@@ -23,7 +23,7 @@ export const RESOURCES: Resource[] = [
   {
     group: '', version: 'v1', kind: 'Pod', plural: 'pods', singular: 'pod', namespaced: true, shortNames: ['po'], categories: ['all'],
     // kubectl drain evicts only when discovery lists pods/eviction as policy/v1 Eviction; otherwise it deletes.
-    subresources: [{ ...STATUS, kind: 'Pod' }, { name: 'eviction', kind: 'Eviction', group: 'policy', version: 'v1', verbs: ['create'] }],
+    subresources: [{ ...STATUS, kind: 'Pod' }, { name: 'log', kind: 'Pod', verbs: ['get'] }, { name: 'eviction', kind: 'Eviction', group: 'policy', version: 'v1', verbs: ['create'] }],
   },
   { group: '', version: 'v1', kind: 'PersistentVolume', plural: 'persistentvolumes', singular: 'persistentvolume', namespaced: false, shortNames: ['pv'], subresources: [{ ...STATUS, kind: 'PersistentVolume' }] },
   { group: '', version: 'v1', kind: 'PersistentVolumeClaim', plural: 'persistentvolumeclaims', singular: 'persistentvolumeclaim', namespaced: true, shortNames: ['pvc'], subresources: [{ ...STATUS, kind: 'PersistentVolumeClaim' }] },

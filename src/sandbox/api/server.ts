@@ -148,6 +148,32 @@ function tableWanted(req: IncomingMessage, q: URLSearchParams): { includeObject:
 
 const listKind = (r: Resource) => `${r.kind}List`;
 
+/**
+ * `pods/log`: the container named (or the pod's only one), read from the kubelet of
+ * the pod's node at its daemon endpoint, as kube-apiserver proxies it (plain HTTP and
+ * the cluster's token here: the kubelet stand-in has no serving certificate).
+ */
+async function podLog(res: ServerResponse, store: Store, pod: Obj, q: URLSearchParams, token: string): Promise<void> {
+  const name = pod.metadata.name;
+  const names = (((pod.spec as Any)?.containers ?? []) as Any[]).map((c) => c.name as string);
+  const container = q.get('container') ?? (names.length === 1 ? names[0] : undefined);
+  if (!container) throw ApiError.badRequest(`a container name must be specified for pod ${name}, choose one of: [${names.join(' ')}]`);
+  if (!names.includes(container)) throw ApiError.badRequest(`container ${container} is not valid for pod ${name}`);
+  const node = (pod.spec as Any)?.nodeName as string | undefined;
+  const n = node ? (store.find('nodes', undefined, node) as Any | undefined) : undefined;
+  const ip = ((n?.status?.addresses ?? []) as Any[]).find((a) => a.type === 'InternalIP')?.address;
+  if (!ip) throw ApiError.badRequest(`pod ${name} has no node to read its logs from`);
+  const port = n?.status?.daemonEndpoints?.kubeletEndpoint?.Port ?? 10250;
+  const query = new URLSearchParams([...q].filter(([k]) => ['previous', 'timestamps', 'tailLines'].includes(k)));
+  const r = await fetch(`http://${ip}:${port}/containerLogs/${pod.metadata.namespace}/${name}/${container}?${query}`, { headers: { Authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(10_000) }).catch((e: unknown) => {
+    throw new ApiError(500, 'InternalError', `Get "https://${ip}:${port}/containerLogs/${pod.metadata.namespace}/${name}/${container}": ${(e as Error).message}`);
+  });
+  const text = await r.text();
+  if (r.status !== 200) throw r.status === 404 ? ApiError.badRequest(text.trim()) : new ApiError(500, 'InternalError', text.trim());
+  res.writeHead(200, { 'Content-Type': 'text/plain' });
+  res.end(text);
+}
+
 export function createApiServer(o: ApiOptions): Server {
   const { store } = o;
   const evictionRefused = faultSwitch(store);
@@ -292,6 +318,10 @@ export function createApiServer(o: ApiOptions): Server {
       }
       // kubectl drain --dry-run=server says so in the Eviction's deleteOptions, not in the query.
       return send(res, 201, evict(store, t.ns as string, name, body, dryRun || (body?.deleteOptions?.dryRun ?? []).includes('All')));
+    }
+    if (t.sub === 'log' && r.plural === 'pods') {
+      if (req.method !== 'GET') throw new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
+      return podLog(res, store, store.get('pods', t.ns, name, ''), q, o.token);
     }
     if (t.sub === 'token' && r.plural === 'serviceaccounts') {
       if (req.method !== 'POST') throw new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');

@@ -52,7 +52,9 @@ const now = () => rfc3339();
 const clone = <T>(x: T): T => structuredClone(x);
 /** apimachinery's rand.String: 5 characters without vowels or look-alikes. */
 const ALPHANUMS = 'bcdfghjklmnpqrstvwxz2456789';
-const suffix = () => Array.from(randomBytes(5), (b) => ALPHANUMS[b % ALPHANUMS.length]).join('');
+export const suffix = () => Array.from(randomBytes(5), (b) => ALPHANUMS[b % ALPHANUMS.length]).join('');
+/** A name from generateName, as the server makes it (the prefix and five random characters). */
+export const generatedName = (prefix: string): string => `${prefix}${suffix()}`;
 
 export class Store {
   private rv = 1;
@@ -120,16 +122,24 @@ export class Store {
     return o;
   }
 
+  /** Mutating admission: every create passes it, the API's and the controllers' alike (it may change the object or refuse it). */
+  private readonly admission: ((resource: string, obj: Obj) => void)[] = [];
+  admit(plugin: (resource: string, obj: Obj) => void): void {
+    this.admission.push(plugin);
+  }
+
   create(resource: string, obj: Obj, group: string): Obj {
     const m = obj.metadata;
-    if (!m.name && m.generateName) m.name = `${m.generateName}${suffix()}`;
+    if (!m.name && m.generateName) m.name = generatedName(m.generateName);
+    for (const plugin of this.admission) plugin(resource, obj);
     if (this.objects.has(key(resource, m.namespace, m.name))) throw ApiError.alreadyExists(resource, m.name, group);
     this.rv++;
     const stored: Obj = {
       ...obj,
       metadata: {
         ...m,
-        uid: randomUUID(),
+        // The server's own: given here, or before (withDefaults drops a client's) when the object names it (a Job's selector).
+        uid: m.uid || randomUUID(),
         resourceVersion: String(this.rv),
         creationTimestamp: now(),
         ...(obj.spec !== undefined ? { generation: 1 } : {}),

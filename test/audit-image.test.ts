@@ -1,0 +1,79 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildah, buildAuditImage, inspectImage, RUNC_ROOT, type AuditImage } from '../src/sandbox/audit-image.js';
+import { ROOT } from './helpers/sandbox.js';
+
+// deploy/Dockerfile's image built as on a fresh machine (no cache: the base made from
+// Debian's packages, every layer built), then looked at from inside and from its archive.
+const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+const CONTAINER = 'decom-audit-image-test'; // buildah's working container, removed by name
+const removeContainer = async () => {
+  const names = await buildah(['containers', '--all', '--format', '{{.ContainerName}}'], 'buildah containers');
+  if (names.split('\n').includes(CONTAINER)) await buildah(['rm', CONTAINER], `buildah rm ${CONTAINER}`);
+};
+const tarList = (archive: string, member: string, gzip: boolean) =>
+  execFileSync('sh', ['-c', `tar -xOf "$1" "$2" | tar -t${gzip ? 'z' : ''}f -`, 'sh', archive, member], { encoding: 'utf8', maxBuffer: 256 << 20 });
+
+describe('the audit image (deploy/Dockerfile), built here with no registry and no daemon', () => {
+  let image: AuditImage;
+  const inImage = (command: string) => buildah(['run', '--network', 'host', ...RUNC_ROOT, CONTAINER, '--', 'sh', '-c', command], `run ${command}`);
+
+  beforeAll(async () => {
+    image = await buildAuditImage({ cache: false, log: (l) => process.stderr.write(`image: ${l}\n`) });
+    // The cold figure, for whoever reads the run: printed, and kept beside vitest's report.
+    mkdirSync(join(ROOT, 'test-results'), { recursive: true });
+    writeFileSync(join(ROOT, 'test-results', 'audit-image.json'), `${JSON.stringify({ coldSeconds: image.seconds, ...image }, null, 2)}\n`);
+    process.stderr.write(`audit image: cold build ${image.seconds.toFixed(1)} s, archive ${(image.bytes / 1e6).toFixed(1)} MB, ${(image.imageBytes / 1e6).toFixed(1)} MB unpacked (test-results/audit-image.json)\n`);
+    await removeContainer(); // a leftover from a killed run
+    await buildah(['from', '--name', CONTAINER, '--pull=never', `decom:${VERSION}`], 'buildah from');
+  }, 900_000);
+
+  afterAll(removeContainer);
+
+  it("runs decom --version and prints package.json's version", async () => {
+    expect((await inImage('decom --version')).trim()).toBe(VERSION);
+  });
+
+  it('has decom as its entrypoint, with no command left from the base', async () => {
+    const config = await inspectImage(`decom:${VERSION}`);
+    expect(config.Entrypoint).toEqual(['decom']);
+    expect(config.Cmd ?? null).toBeNull();
+  });
+
+  it("keeps neither the build's npmrc nor its CA bundle, in the image or in any layer", async () => {
+    expect((await inImage('ls -A /usr/local/etc; find / -xdev \\( -name npmrc -o -name build-ca.pem \\) -print')).trim()).toBe('');
+    const index = JSON.parse(execFileSync('tar', ['-xOf', image.archive, 'index.json'], { encoding: 'utf8' })) as { manifests: { digest: string }[] };
+    const blob = (d: string) => `blobs/sha256/${d.replace('sha256:', '')}`;
+    const manifest = JSON.parse(execFileSync('tar', ['-xOf', image.archive, blob(index.manifests[0]?.digest ?? '')], { encoding: 'utf8' })) as {
+      layers: { digest: string; mediaType: string }[];
+    };
+    expect(manifest.layers.length).toBeGreaterThan(1);
+    for (const layer of manifest.layers) {
+      const names = tarList(image.archive, blob(layer.digest), layer.mediaType.endsWith('gzip')).split('\n');
+      expect(names.filter((n) => /usr\/local\/etc\/./.test(n) || /(^|\/)(npmrc|build-ca\.pem)$/.test(n))).toEqual([]);
+    }
+  });
+
+  it('is base node:20-bookworm-slim as the official image lays it out', async () => {
+    expect(image.base).toMatch(/^docker\.io\/library\/node:20-bookworm-slim .*: made$/);
+    const out = await inImage('node --version; id node; stat -c %u:%g /home/node; readlink /usr/local/bin/npm; echo "lists:$(ls -A /var/lib/apt/lists)"');
+    expect(out.trim().split('\n')).toEqual([
+      process.version, // this machine's Node.js 20, in /usr/local/bin
+      'uid=1000(node) gid=1000(node) groups=1000(node)',
+      '1000:1000',
+      '../lib/node_modules/npm/bin/npm-cli.js',
+      'lists:', // no apt lists, as slim
+    ]);
+  });
+
+  it(`is exported as an OCI archive that containerd names ${`docker.io/library/decom:${VERSION}`}`, () => {
+    expect(existsSync(image.archive)).toBe(true);
+    expect(image.ref).toBe(`docker.io/library/decom:${VERSION}`);
+    const index = JSON.parse(execFileSync('tar', ['-xOf', image.archive, 'index.json'], { encoding: 'utf8' })) as {
+      manifests: { annotations?: Record<string, string> }[];
+    };
+    expect(index.manifests.map((m) => m.annotations?.['org.opencontainers.image.ref.name'])).toEqual([image.ref]);
+  });
+});
