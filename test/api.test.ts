@@ -23,7 +23,7 @@ kind: Pod
 metadata: {name: ${name}, namespace: default, labels: {app: ${name}}}
 spec:
   nodeName: ${node}
-  containers: [{name: main, image: registry.k8s.io/busybox:sandbox}]
+  containers: [{name: main, image: registry.k8s.io/busybox:sandbox, command: [sleep, '3600']}]
 `;
 
 /** The pod names whose containers (not sandboxes) exist on a node, read over SSH with ctr. */
@@ -142,7 +142,7 @@ describe("the sandbox's Kubernetes API on the cluster scenario, judged by real k
     writeFileSync(join(work, 'batch.yaml'), [
       'apiVersion: batch/v1\nkind: Job\nmetadata: {name: backup, namespace: default}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers: [{name: backup, image: registry.k8s.io/busybox:sandbox}]',
       'apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: nightly, namespace: default}\nspec:\n  schedule: "0 3 * * *"\n  jobTemplate:\n    spec:\n      template:\n        spec:\n          restartPolicy: Never\n          containers: [{name: n, image: registry.k8s.io/busybox:sandbox}]',
-      'apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: node-exporter, namespace: kube-system}\nspec:\n  selector: {matchLabels: {app: node-exporter}}\n  template:\n    metadata: {labels: {app: node-exporter}}\n    spec: {containers: [{name: e, image: registry.k8s.io/busybox:sandbox}]}',
+      'apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: node-exporter, namespace: kube-system}\nspec:\n  selector: {matchLabels: {app: node-exporter}}\n  template:\n    metadata: {labels: {app: node-exporter}}\n    spec: {containers: [{name: e, image: registry.k8s.io/busybox:sandbox, command: [sleep, "3600"]}]}',
     ].join('\n---\n'));
     expect(ok('apply', '--dry-run=server', '-f', join(work, 'batch.yaml')).trim().split('\n')).toEqual([
       'job.batch/backup created (server dry run)',

@@ -18,6 +18,9 @@ const tarList = (archive: string, member: string, gzip: boolean) =>
 
 describe('the audit image (deploy/Dockerfile), built here with no registry and no daemon', () => {
   let image: AuditImage;
+  // What buildah would write to this machine's /etc (which the sandbox's nodes see through their overlay).
+  const HOST_ETC = ['/etc/cni', '/etc/containers/networks'];
+  const etcBefore = HOST_ETC.filter((p) => existsSync(p));
   const inImage = (command: string) => buildah(['run', '--network', 'host', ...RUNC_ROOT, CONTAINER, '--', 'sh', '-c', command], `run ${command}`);
 
   beforeAll(async () => {
@@ -31,6 +34,10 @@ describe('the audit image (deploy/Dockerfile), built here with no registry and n
   }, 900_000);
 
   afterAll(removeContainer);
+
+  it("writes nothing to this machine's /etc: buildah's CNI lock and network files stay in its own storage", () => {
+    expect(HOST_ETC.filter((p) => existsSync(p))).toEqual(etcBefore);
+  });
 
   it("runs decom --version and prints package.json's version", async () => {
     expect((await inImage('decom --version')).trim()).toBe(VERSION);

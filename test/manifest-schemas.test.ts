@@ -2,8 +2,9 @@
  * Every Kubernetes manifest decom ships (deploy/*.yaml) and every one its README shows
  * (a YAML code block whose documents carry apiVersion and kind; decom's own decom/v1
  * playbooks and inventories are not Kubernetes objects) is checked against the API of
- * each Kubernetes minor decom supports, with unknown fields refused, as
- * `kubectl apply --validate=strict` refuses them.
+ * each Kubernetes minor decom supports: each apiVersion and kind served, each field
+ * known (unknown ones refused, as `kubectl apply --validate=strict` refuses them) and
+ * of its type. Required fields and enum values are not in the models, so not checked.
  *
  * The schemas are those of the official JavaScript client, @kubernetes/client-node: each
  * release is generated from one Kubernetes release's published OpenAPI spec, and its

@@ -519,15 +519,18 @@ describe('the CronJob controller', () => {
     const store = cluster();
     const suspended = create(store, 'batch', 'cronjobs', { ...AUDIT, metadata: { name: 'paused', namespace: 'decom' }, spec: { ...(AUDIT.spec as Any), suspend: true } });
     const late = create(store, 'batch', 'cronjobs', { ...AUDIT, metadata: { name: 'late', namespace: 'decom' }, spec: { ...(AUDIT.spec as Any), startingDeadlineSeconds: 10 } });
-    const replace = create(store, 'batch', 'cronjobs', { ...AUDIT, metadata: { name: 'replace', namespace: 'decom' }, spec: { ...(AUDIT.spec as Any), concurrencyPolicy: 'Replace' } });
+    create(store, 'batch', 'cronjobs', { ...AUDIT, metadata: { name: 'replace', namespace: 'decom' }, spec: { ...(AUDIT.spec as Any), concurrencyPolicy: 'Replace' } });
     const t = scheduled(store, suspended);
     cronJobController(store, t + 30_000);
     expect(store.list('jobs').map((j) => j.metadata.name)).toEqual([`replace-${Math.floor(t / 60_000)}`]);
-    expect(late.metadata.uid).toBeDefined();
+    // The late one's run is past its startingDeadlineSeconds: none, until its next schedule.
+    expect(store.list('jobs').filter((j) => j.metadata.ownerReferences?.[0]?.uid === late.metadata.uid)).toEqual([]);
     cronJobController(store, t + 3600_000 + 1000);
     expect(store.list('jobs').map((j) => j.metadata.name)).toEqual([`late-${Math.floor((t + 3600_000) / 60_000)}`, `replace-${Math.floor((t + 3600_000) / 60_000)}`]);
     expect((st(store.get('cronjobs', 'decom', 'replace', 'batch')).active as Any[]).map((a) => a.name)).toEqual([`replace-${Math.floor((t + 3600_000) / 60_000)}`]);
-    expect(replace.metadata.uid).toBeDefined();
+    // Replace: the first run's Job was deleted for the new one.
+    const first = store.find('jobs', 'decom', `replace-${Math.floor(t / 60_000)}`);
+    expect(first === undefined || Boolean(first.metadata.deletionTimestamp)).toBe(true);
   });
 
   it('refuses a time zone other than UTC, and a schedule that does not parse, at create', () => {

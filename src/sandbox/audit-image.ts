@@ -38,6 +38,7 @@ const dirs = {
   base: join(IMAGE_DIR, 'base'), // the base's rootfs while it is made; removed after
   npm: join(IMAGE_DIR, 'npm'), // npmrc + CA bundle, bind-mounted into the build only
   varlib: join(IMAGE_DIR, 'varlib'), // upper and work dirs of buildah's /var/lib overlay
+  etc: join(IMAGE_DIR, 'etc'), // upper and work dirs of buildah's /etc overlay
 };
 
 export interface AuditImage {
@@ -54,17 +55,20 @@ export interface AuditImage {
 
 /**
  * Runs buildah on decom's own storage. It runs in a private mount namespace where
- * /var/lib is an overlay whose writes land in IMAGE_DIR: `buildah commit` writes its
- * blob-info cache to /var/lib/containers/cache whatever --root says (buildah #3388).
+ * /var/lib and /etc are overlays whose writes land in IMAGE_DIR: `buildah commit`
+ * writes its blob-info cache to /var/lib/containers/cache whatever --root says
+ * (buildah #3388), and its network setup makes /etc/cni/net.d/cni.lock even with
+ * --network host (this machine's /etc is what the sandbox's nodes see).
  */
 export async function buildah(args: readonly string[], what: string): Promise<string> {
-  mkdirSync(join(dirs.varlib, 'upper'), { recursive: true });
-  mkdirSync(join(dirs.varlib, 'work'), { recursive: true });
+  const layers = [dirs.varlib, dirs.etc].flatMap((d) => [join(d, 'upper'), join(d, 'work')]);
+  for (const d of layers) mkdirSync(d, { recursive: true });
   mkdirSync(dirs.tmp, { recursive: true });
-  const overlay = 'mount -t overlay decom-image -o "lowerdir=/var/lib,upperdir=$1,workdir=$2" /var/lib && shift 2 && exec "$@"';
+  const over = (dir: string, n: number) => `mount -t overlay decom-image -o "lowerdir=${dir},upperdir=$${n},workdir=$${n + 1}" ${dir}`;
+  const overlays = `${over('/var/lib', 1)} && ${over('/etc', 3)} && shift 4 && exec "$@"`;
   return step(what, 'unshare', [
     '--mount', '--propagation', 'private', '--',
-    'sh', '-c', overlay, 'sh', join(dirs.varlib, 'upper'), join(dirs.varlib, 'work'),
+    'sh', '-c', overlays, 'sh', ...layers,
     'buildah', '--root', dirs.storage, '--runroot', RUN_DIR, '--storage-driver', 'overlay',
     '--short-name-alias-conf', join(IMAGE_DIR, 'short-name-aliases.conf'), ...args,
   ], { env: { ...process.env, TMPDIR: dirs.tmp } });

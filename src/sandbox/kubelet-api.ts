@@ -110,13 +110,16 @@ const POLICIES = new Set(['Always', 'OnFailure', 'Never']);
  * fieldRef, configMapKeyRef and secretKeyRef read now; status.podIP once the sandbox
  * has it), `$(VAR)` expanded in command and args.
  */
-async function toRun(api: ApiClient, pod: Any, hostIP: string, volumes: ReadyVolume[]): Promise<PodToRun> {
-  const key = async (kind: 'configmaps' | 'secrets', ref: Any): Promise<string | undefined> => {
-    const r = await api.request('GET', `/api/v1/namespaces/${pod.metadata.namespace}/${kind}/${ref.name}`);
-    const raw = r.code === 200 ? (r.body.data ?? {})[ref.key] : undefined;
-    if (raw === undefined && !ref.optional) throw new MountError(`${kind === 'secrets' ? 'secret' : 'configmap'} "${ref.name}" ${r.code === 200 ? `has no key "${ref.key}"` : 'not found'}`);
-    return raw === undefined ? undefined : kind === 'secrets' ? Buffer.from(raw as string, 'base64').toString('utf8') : (raw as string);
-  };
+async function toRun(api: ApiClient, volumes: VolumeManager, pod: Any, hostIP: string, ready: ReadyVolume[]): Promise<PodToRun> {
+  // What the stand-in does not do is refused by name, never dropped: the pod would run other than asked.
+  const unsupported = [
+    ...(pod.spec.initContainers?.length ? ['initContainers'] : []),
+    ...((pod.spec.containers ?? []) as Any[]).flatMap((c) => [
+      ...(c.envFrom?.length ? [`${c.name}: envFrom`] : []),
+      ...((c.volumeMounts ?? []) as Any[]).filter((m) => m.subPathExpr).map((m) => `${c.name}: subPathExpr of ${m.name}`),
+    ]),
+  ];
+  if (unsupported.length) throw new ContainerConfigError(`not supported by the sandbox's kubelet: ${unsupported.join(', ')}`);
   const containers = [];
   for (const c of (pod.spec.containers ?? []) as Any[]) {
     const vars = new Map<string, string>();
@@ -135,9 +138,9 @@ async function toRun(api: ApiClient, pod: Any, hostIP: string, volumes: ReadyVol
         else env.push({ name: e.name, podIP: true });
       } else if (from.fieldRef) set(e.name, fieldValue(pod, from.fieldRef.fieldPath, hostIP));
       else if (from.configMapKeyRef || from.secretKeyRef) {
-        const v = await key(from.secretKeyRef ? 'secrets' : 'configmaps', from.secretKeyRef ?? from.configMapKeyRef);
-        if (v !== undefined) set(e.name, v);
-      } else throw new MountError(`env ${e.name}: valueFrom ${Object.keys(from).join(', ')} is not supported by the sandbox's kubelet`);
+        const v = await volumes.keyOf(from.secretKeyRef ? 'secrets' : 'configmaps', pod.metadata.namespace, from.secretKeyRef ?? from.configMapKeyRef);
+        if (v !== undefined) set(e.name, v.toString('utf8'));
+      } else throw new ContainerConfigError(`env ${e.name}: valueFrom ${Object.keys(from).join(', ')} is not supported by the sandbox's kubelet`);
     }
     containers.push({
       name: c.name, image: c.image, workingDir: c.workingDir,
@@ -157,7 +160,7 @@ async function toRun(api: ApiClient, pod: Any, hostIP: string, volumes: ReadyVol
     securityContext: pod.spec.securityContext,
     ...(POLICIES.has(pod.spec.restartPolicy) ? { restartPolicy: pod.spec.restartPolicy } : {}),
     containers,
-    volumes,
+    volumes: ready,
   };
 }
 
@@ -303,27 +306,48 @@ export function joinCluster(m: Member): void {
   const bound = new Map<string, Any>();
   /** The status this kubelet last posted per pod (times left out): a PATCH only when something changed. */
   const posted = new Map<string, string>();
+  /** Pods this kubelet saw finish (Succeeded, Failed): never run again, whatever a late watch event says. */
+  const terminal = new Set<string>();
+  /**
+   * Back-off per pod, as the kubelet's: a crashing container is restarted after 10 s,
+   * then twice as long each time up to 5 min; a pod whose volumes or config are not
+   * ready is tried again after 1 s, doubling up to 1 min.
+   */
+  const backoff = new Map<string, { at: number; delayMs: number }>();
+  const waitOut = (uid: string) => (backoff.get(uid)?.at ?? 0) > Date.now();
+  const backOff = (uid: string, firstMs: number, maxMs: number) => {
+    const delayMs = Math.min(maxMs, backoff.has(uid) ? (backoff.get(uid) as { delayMs: number }).delayMs * 2 : firstMs);
+    backoff.set(uid, { at: Date.now() + delayMs, delayMs });
+  };
   const volumes = new VolumeManager(api, addr);
+
+  /** A pod whose config or volumes are not ready: Pending, its reason and message in the container's waiting state. */
+  async function notReady(pod: Any, e: unknown): Promise<void> {
+    if (!(e instanceof MountError || e instanceof ContainerConfigError)) throw e;
+    backOff(pod.metadata.uid, 1000, 60_000);
+    await postStatus(pod, { phase: 'Pending', waiting: { reason: e instanceof MountError ? 'ContainerCreating' : 'CreateContainerConfigError', message: e.message } });
+  }
 
   /**
    * Starts a bound pod (a relist of a running pod changes nothing); then its status.
-   * A pod whose containers ran to completion under restartPolicy Never is not run again.
+   * A pod that finished is not run again, nor one whose containers ran under
+   * restartPolicy Never (its sandbox is there, stopped).
    */
   async function start(pod: Any): Promise<void> {
+    const uid = pod.metadata.uid as string;
+    if (terminal.has(uid)) return;
     const rt = await getRuntime();
-    const sandboxes = await rt.sandboxesOf(pod.metadata.uid);
+    const sandboxes = await rt.sandboxesOf(uid);
     const ready = sandboxes.some((s) => s.state === 'SANDBOX_READY');
     if (!ready && !(sandboxes.length && pod.spec.restartPolicy === 'Never')) {
       if (!pod.spec.hostNetwork) await podNetworkOnCidr();
       try {
-        await rt.start(await toRun(api, pod, addr, await volumes.prepare(pod)));
+        await rt.start(await toRun(api, volumes, pod, addr, await volumes.prepare(pod)));
       } catch (e) {
-        // Volumes or config not ready (a Secret not yet there, a claim not yet bound): Pending, tried again by the worker.
-        if (!(e instanceof MountError || e instanceof ContainerConfigError)) throw e;
-        await postStatus(pod, { phase: 'Pending', waiting: { reason: e instanceof MountError ? 'ContainerCreating' : 'CreateContainerConfigError', message: e.message } });
-        return;
+        return notReady(pod, e);
       }
-      log(`started pod ${podKey(pod)} (${pod.metadata.uid})`);
+      backoff.delete(uid);
+      log(`started pod ${podKey(pod)} (${uid})`);
     }
     await syncStatus(pod);
   }
@@ -359,6 +383,7 @@ export function joinCluster(m: Member): void {
     else if (containers.some((c) => c.state.running || c.state.terminated)) phase = 'Running';
     const ip = pod.spec.hostNetwork ? addr : sandbox ? (await rt.cri.podSandboxStatus(sandbox.id)).status.network?.ip || undefined : undefined;
     await postStatus(pod, { phase, containers, ...(ip ? { podIP: ip } : {}), ...(sandbox ? { startTime: nanos(sandbox.createdAt) } : {}) });
+    if (phase === 'Succeeded' || phase === 'Failed') terminal.add(uid);
     if ((phase === 'Succeeded' || phase === 'Failed') && sandbox?.state === 'SANDBOX_READY') {
       await rt.cri.stopPodSandbox(sandbox.id);
       await rt.releaseVolumes(uid);
@@ -372,48 +397,71 @@ export function joinCluster(m: Member): void {
     const allReady = s.phase === 'Running' && containerStatuses.every((c) => c.ready);
     const done = s.phase === 'Succeeded' || s.phase === 'Failed';
     const condition = (type: string, ok: boolean, reason?: string) => ({ type, status: ok ? 'True' : 'False', ...(reason ? { reason } : {}) });
-    const conditions = [
+    const podConditions = [
       condition('PodReadyToStartContainers', s.phase === 'Running'),
       condition('Initialized', true),
       condition('Ready', allReady, done ? 'PodCompleted' : allReady ? undefined : 'ContainersNotReady'),
       condition('ContainersReady', allReady, done ? 'PodCompleted' : allReady ? undefined : 'ContainersNotReady'),
       condition('PodScheduled', true),
     ];
-    const status = { phase: s.phase, hostIP: addr, hostIPs: [{ ip: addr }], ...(s.podIP ? { podIP: s.podIP, podIPs: [{ ip: s.podIP }] } : {}), qosClass: QOS_CLASS[qosOf(pod)], containerStatuses, conditions };
+    const status = { phase: s.phase, hostIP: addr, hostIPs: [{ ip: addr }], ...(s.podIP ? { podIP: s.podIP, podIPs: [{ ip: s.podIP }] } : {}), qosClass: QOS_CLASS[qosOf(pod)], containerStatuses, conditions: podConditions };
     const digest = JSON.stringify(status);
     if (posted.get(uid) === digest) return;
     const t = now();
+    // A condition keeps the time it last changed; the pod keeps the time the kubelet first took it.
+    const before = new Map(((pod.status?.conditions ?? []) as Any[]).map((c) => [c.type, c]));
     const r = await api.request('PATCH', `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}/status`, {
-      status: { ...status, startTime: s.startTime ?? t, conditions: conditions.map((c) => ({ ...c, lastProbeTime: null, lastTransitionTime: t })) },
+      status: {
+        ...status,
+        startTime: pod.status?.startTime ?? s.startTime ?? t,
+        conditions: podConditions.map((c) => ({ ...c, lastProbeTime: null, lastTransitionTime: before.get(c.type)?.status === c.status ? (before.get(c.type)?.lastTransitionTime ?? t) : t })),
+      },
     }, MERGE);
     // Gone from the API without a delete this kubelet saw (an etcd restore): it keeps running, a phantom no status goes to.
     if (r.code === 404) bound.delete(uid);
-    else if (r.code === 200) posted.set(uid, digest);
+    else if (r.code === 200 && bound.has(uid)) posted.set(uid, digest);
   }
 
   /**
    * The kubelet's pod workers and PLEG in one loop: every bound pod's containers are
-   * restarted as its restartPolicy says, a sandbox that died is replaced, and the
-   * status follows what the runtime holds.
+   * restarted as its restartPolicy says (with back-off), a sandbox that died is
+   * replaced, and the status follows what the runtime holds.
    */
   async function workPods(): Promise<void> {
     const rt = await getRuntime();
     for (const pod of bound.values()) {
       const uid = pod.metadata.uid as string;
-      if (busy.has(uid) || ['Succeeded', 'Failed'].includes(pod.status?.phase)) continue;
+      if (busy.has(uid) || terminal.has(uid) || ['Succeeded', 'Failed'].includes(pod.status?.phase)) continue;
       void serial(uid, async () => {
         const ready = (await rt.sandboxesOf(uid)).filter((s) => s.state === 'SANDBOX_READY').pop();
-        if (!ready) return start(pod);
-        // Only a container that ended and may run again needs the pod's config (and its volumes) made again.
-        const policy = pod.spec.restartPolicy ?? 'Always';
-        const live = new Set((await rt.cri.listContainers({ podSandboxId: ready.id })).filter((c) => c.state === 'CONTAINER_RUNNING' || c.state === 'CONTAINER_CREATED').map((c) => c.metadata?.name));
-        if (policy !== 'Never' && (pod.spec.containers as Any[]).some((c) => !live.has(c.name))) {
-          const did = await rt.sync(await toRun(api, pod, addr, await volumes.prepare(pod)));
-          if (did) log(did);
+        if (!ready) return waitOut(uid) ? undefined : start(pod);
+        if (await needsRestart(pod, ready.id) && !waitOut(uid)) {
+          // Only now are the pod's config and volumes made again (a token requested, keys read).
+          try {
+            const did = await rt.sync(await toRun(api, volumes, pod, addr, await volumes.prepare(pod)));
+            if (did) log(did);
+            backOff(uid, 10_000, 300_000);
+          } catch (e) {
+            return notReady(pod, e);
+          }
         }
         await syncStatus(pod);
       });
     }
+  }
+
+  /** Whether a container of the pod ended and its restartPolicy runs it again (OnFailure: only after a failure). */
+  async function needsRestart(pod: Any, sandboxId: string): Promise<boolean> {
+    const policy = pod.spec.restartPolicy ?? 'Always';
+    if (policy === 'Never') return false;
+    const rt = await getRuntime();
+    const all = await rt.cri.listContainers({ podSandboxId: sandboxId });
+    for (const c of (pod.spec.containers ?? []) as Any[]) {
+      const last = all.filter((x) => x.metadata?.name === c.name).sort((x, y) => (x.metadata?.attempt ?? 0) - (y.metadata?.attempt ?? 0)).pop();
+      if (last && (last.state === 'CONTAINER_RUNNING' || last.state === 'CONTAINER_CREATED')) continue;
+      if (!last || policy === 'Always' || (await rt.cri.containerStatus(last.id)).status.exitCode !== 0) return true;
+    }
+    return false;
   }
 
   /** Stops a pod: containers, network, pod dir; then, for a graceful delete, finishes it. */
@@ -422,24 +470,30 @@ export function joinCluster(m: Member): void {
     await (await getRuntime()).stop(uid, qosOf(pod));
     log(`stopped pod ${podKey(pod)} (${uid})`);
     if (finish) {
-      // The terminal status first (killed: exit 137), as the kubelet posts it before the delete.
-      const t = now();
-      const cond = (type: string, status: string) => ({ type, status, lastProbeTime: null, lastTransitionTime: t });
-      await api.request('PATCH', `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}/status`, {
-        status: {
-          phase: 'Failed',
-          conditions: [cond('PodReadyToStartContainers', 'False'), cond('Initialized', 'True'), cond('Ready', 'False'), cond('ContainersReady', 'False'), cond('PodScheduled', 'True')],
-          containerStatuses: (pod.spec.containers ?? []).map((c: Any) => ({
-            name: c.name, image: c.image, imageID: '', ready: false, started: false, restartCount: 0,
-            state: { terminated: { exitCode: 137, reason: 'Error', startedAt: pod.status?.startTime ?? t, finishedAt: t } },
-          })),
-        },
-      }, MERGE);
+      // The terminal status first (killed: exit 137), as the kubelet posts it before the delete; a pod that had
+      // finished keeps the status it finished with.
+      if (!['Succeeded', 'Failed'].includes(pod.status?.phase)) await postKilled(pod);
       const r = await api.request('DELETE', `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}`, {
         apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0, preconditions: { uid },
       });
       if (r.code !== 200 && r.code !== 404 && r.code !== 409) throw new Error(`finishing the delete: ${r.code} ${r.body.message ?? ''}`);
     }
+  }
+
+  /** The status of a pod whose containers the kubelet killed (exit 137). */
+  async function postKilled(pod: Any): Promise<void> {
+    const t = now();
+    const cond = (type: string, status: string) => ({ type, status, lastProbeTime: null, lastTransitionTime: t });
+    await api.request('PATCH', `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}/status`, {
+      status: {
+        phase: 'Failed',
+        conditions: [cond('PodReadyToStartContainers', 'False'), cond('Initialized', 'True'), cond('Ready', 'False'), cond('ContainersReady', 'False'), cond('PodScheduled', 'True')],
+        containerStatuses: (pod.spec.containers ?? []).map((c: Any) => ({
+          name: c.name, image: c.image, imageID: '', ready: false, started: false, restartCount: 0,
+          state: { terminated: { exitCode: 137, reason: 'Error', startedAt: pod.status?.startTime ?? t, finishedAt: t } },
+        })),
+      },
+    }, MERGE);
   }
 
   const handle = (type: string, pod: Any) => {
@@ -448,6 +502,8 @@ export function joinCluster(m: Member): void {
     if (type === 'DELETED' || pod.metadata.deletionTimestamp) {
       bound.delete(key);
       posted.delete(key);
+      backoff.delete(key);
+      if (type === 'DELETED') terminal.delete(key);
     } else bound.set(key, pod);
     if (type === 'DELETED') {
       if (!finished.delete(key)) void serial(key, () => stop(pod, false)); // deleted outright (grace 0, pod GC)

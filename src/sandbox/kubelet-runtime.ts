@@ -58,7 +58,7 @@ export interface PodToRun {
     securityContext?: SecurityContext;
   }[];
   /** A volume made ready by the volume manager (hostPath), or an emptyDir made here (the scenarios' pods). */
-  volumes?: { name: string; hostPath?: string; emptyDir?: { medium?: string } }[];
+  volumes?: { name: string; hostPath?: string; readOnly?: boolean; emptyDir?: { medium?: string } }[];
 }
 
 const PROPAGATION = { None: 'PROPAGATION_PRIVATE', HostToContainer: 'PROPAGATION_HOST_TO_CONTAINER', Bidirectional: 'PROPAGATION_BIDIRECTIONAL' } as const;
@@ -176,7 +176,7 @@ export class PodRuntime {
           ...(pod.securityContext?.runAsUser !== undefined ? { runAsUser: { value: pod.securityContext.runAsUser } } : {}),
           ...(pod.securityContext?.runAsGroup !== undefined ? { runAsGroup: { value: pod.securityContext.runAsGroup } } : {}),
           supplementalGroups: [...(pod.securityContext?.supplementalGroups ?? []), ...(pod.securityContext?.fsGroup !== undefined ? [pod.securityContext.fsGroup] : [])],
-          ...(pod.securityContext?.seccompProfile ? { seccomp: { profileType: pod.securityContext.seccompProfile.type } } : {}),
+          ...(pod.securityContext?.seccompProfile ? { seccomp: { profileType: pod.securityContext.seccompProfile.type, ...(pod.securityContext.seccompProfile.localhostProfile ? { localhostRef: pod.securityContext.seccompProfile.localhostProfile } : {}) } } : {}),
         },
       },
     };
@@ -186,14 +186,13 @@ export class PodRuntime {
     const dir = `${PODS}/${pod.uid}`;
     const mounts = (c.volumeMounts ?? []).map((m) => {
       const v = pod.volumes?.find((x) => x.name === m.name);
-      if (!v) throw new ContainerConfigError(`volumeMount "${m.name}" names no volume of the pod`);
-      const base = v.hostPath ?? `${dir}/volumes/kubernetes.io~empty-dir/${m.name}`;
-      return { containerPath: m.mountPath, hostPath: m.subPath ? join(base, m.subPath) : base, readonly: Boolean(m.readOnly), propagation: PROPAGATION[m.mountPropagation ?? 'None'] };
+      const base = v?.hostPath ?? `${dir}/volumes/kubernetes.io~empty-dir/${m.name}`;
+      const hostPath = m.subPath ? join(base, m.subPath) : base;
+      if (m.subPath) mkdirSync(hostPath, { recursive: true }); // as the kubelet makes a missing subPath
+      return { containerPath: m.mountPath, hostPath, readonly: Boolean(m.readOnly || v?.readOnly), propagation: PROPAGATION[m.mountPropagation ?? 'None'] };
     });
-    // The container's securityContext over the pod's (determineEffectiveSecurityContext).
     const ps = pod.securityContext ?? {};
-    const sc = { ...ps, ...c.securityContext };
-    if (sc.runAsNonRoot && sc.runAsUser === 0) throw new ContainerConfigError("container's runAsUser breaks non-root policy");
+    const sc = this.effective(pod, c);
     const seccomp = sc.seccompProfile ? { profileType: sc.seccompProfile.type, ...(sc.seccompProfile.localhostProfile ? { localhostRef: sc.seccompProfile.localhostProfile } : {}) } : { profileType: 'Unconfined' as const };
     return {
       metadata: { name: c.name, attempt },
@@ -229,6 +228,26 @@ export class PodRuntime {
     };
   }
 
+  /** The container's securityContext over the pod's (determineEffectiveSecurityContext). */
+  private effective(pod: PodToRun, c: PodToRun['containers'][number]): SecurityContext {
+    return { ...pod.securityContext, ...c.securityContext };
+  }
+
+  /**
+   * What the kubelet refuses before it makes the sandbox (CreateContainerConfigError):
+   * a mount of no volume, a root user under runAsNonRoot (the image's user is not
+   * read: only runAsUser is judged).
+   */
+  check(pod: PodToRun): void {
+    for (const c of pod.containers) {
+      for (const m of c.volumeMounts ?? []) {
+        if (!pod.volumes?.some((v) => v.name === m.name)) throw new ContainerConfigError(`container ${c.name}: volumeMount "${m.name}" names no volume of the pod`);
+      }
+      const sc = this.effective(pod, c);
+      if (sc.runAsNonRoot && sc.runAsUser === 0) throw new ContainerConfigError(`container ${c.name}: container's runAsUser breaks non-root policy`);
+    }
+  }
+
   /** The pod dir and its volumes, as the kubelet's volume manager lays them out before the sandbox. */
   private volumes(pod: PodToRun): void {
     const dir = `${PODS}/${pod.uid}`;
@@ -251,6 +270,7 @@ export class PodRuntime {
 
   /** Runs a pod: its volumes, a new sandbox (attempt after the last one), its containers. */
   async start(pod: PodToRun): Promise<Started> {
+    this.check(pod);
     const before = await this.sandboxesOf(pod.uid);
     for (const s of before) await this.removeSandbox(s.id);
     const attempt = before.length ? (before[before.length - 1]?.metadata?.attempt ?? 0) + 1 : 0;
@@ -322,7 +342,10 @@ export class PodRuntime {
   async stop(uid: string, qos: Qos = 'besteffort'): Promise<void> {
     for (const s of await this.sandboxesOf(uid)) await this.removeSandbox(s.id);
     const dir = `${PODS}/${uid}`;
-    for (const m of mountsBelow(dir)) await run('umount', [m]);
+    for (const m of mountsBelow(dir)) {
+      const r = await run('umount', [m]);
+      if (r.code !== 0) process.stdout.write(`kubelet-standin: unmounting ${m}: ${r.stderr.trim()}\n`);
+    }
     // Never a delete through a volume that would not unmount.
     if (!mountsBelow(dir).length) rmSync(dir, { recursive: true, force: true });
     await this.removePodCgroup(uid, qos);

@@ -12,11 +12,12 @@
  * fsGroup is applied as SetVolumeOwnership does, to the volumes whose plugins support
  * it (emptyDir, configMap, secret, projected, local), never to a hostPath.
  */
-import { chmodSync, chownSync, existsSync, lchownSync, lstatSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, lchownSync, lstatSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import type { ApiClient } from './api/client.js';
 import { run } from '../util/run.js';
-import { PODS } from './kubelet-runtime.js';
+import { ContainerConfigError, PODS } from './kubelet-runtime.js';
+import { quantity } from './api/volume-binder.js';
 
 type Any = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -27,14 +28,8 @@ export class MountError extends Error {}
 export interface ReadyVolume {
   name: string;
   hostPath: string;
-}
-
-/** A Kubernetes quantity in bytes (Ki/Mi/Gi and k/M/G), as sizeLimit is given. */
-export function bytesOf(q: string | undefined): number | undefined {
-  const m = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|M|G|T)?$/.exec(q ?? '');
-  if (!m) return undefined;
-  const unit = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, k: 1e3, M: 1e6, G: 1e9, T: 1e12 }[m[2] ?? ''] ?? 1;
-  return Math.floor(Number(m[1]) * unit);
+  /** ConfigMap, Secret and projected volumes are mounted read-only, whatever the mount says. */
+  readOnly?: boolean;
 }
 
 /** SetVolumeOwnership (pkg/volume/volume_linux.go): group fsGroup, group bits added, dirs setgid. */
@@ -74,9 +69,10 @@ function writeAtomic(dir: string, files: { path: string; data: Buffer; mode: num
   rmSync(tmpLink, { force: true });
   symlinkSync(stamp, tmpLink);
   renameSync(tmpLink, join(dir, '..data'));
-  for (const top of new Set(files.map((f) => f.path.split('/')[0] as string))) {
-    if (!existsSync(join(dir, top))) symlinkSync(join('..data', top), join(dir, top));
-  }
+  const tops = new Set(files.map((f) => f.path.split('/')[0] as string));
+  for (const top of tops) if (!existsSync(join(dir, top))) symlinkSync(join('..data', top), join(dir, top));
+  // A key gone from the object takes its link with it.
+  for (const n of readdirSync(dir)) if (!n.startsWith('..') && !tops.has(n) && lstatSync(join(dir, n)).isSymbolicLink()) rmSync(join(dir, n));
   for (const old of readdirSync(dir).filter((n) => n.startsWith('..') && n !== '..data' && n !== stamp)) rmSync(join(dir, old), { recursive: true, force: true });
 }
 
@@ -89,13 +85,21 @@ async function tmpfs(dir: string, bytes?: number): Promise<void> {
   }
 }
 
-/** A hostPath volume's path after its type check (DirectoryOrCreate makes it, 0755, as the kubelet does). */
+/** A hostPath volume's path after its type check, as the hostPath plugin makes it (…OrCreate) and checks it. */
 function hostPathReady(src: { path: string; type?: string }): string {
   const type = src.type ?? '';
   if (type === 'DirectoryOrCreate' && !existsSync(src.path)) mkdirSync(src.path, { recursive: true, mode: 0o755 });
-  if ((type === 'Directory' || type === 'DirectoryOrCreate') && !(existsSync(src.path) && statSync(src.path).isDirectory())) {
-    throw new MountError(`hostPath type check failed: ${src.path} is not a directory`);
+  if (type === 'FileOrCreate' && !existsSync(src.path)) {
+    mkdirSync(join(src.path, '..'), { recursive: true });
+    writeFileSync(src.path, '', { mode: 0o644 });
   }
+  const want: Record<string, [string, (st: Stats) => boolean]> = {
+    Directory: ['a directory', (st) => st.isDirectory()], DirectoryOrCreate: ['a directory', (st) => st.isDirectory()],
+    File: ['a file', (st) => st.isFile()], FileOrCreate: ['a file', (st) => st.isFile()], Socket: ['a socket', (st) => st.isSocket()],
+    CharDevice: ['a character device', (st) => st.isCharacterDevice()], BlockDevice: ['a block device', (st) => st.isBlockDevice()],
+  };
+  const check = want[type];
+  if (check && !(existsSync(src.path) && check[1](statSync(src.path)))) throw new MountError(`hostPath type check failed: ${src.path} is not ${check[0]}`);
   return src.path;
 }
 
@@ -107,7 +111,7 @@ export function fieldValue(pod: Any, path: string, hostIP: string): string {
     'metadata.name': pod.metadata.name, 'metadata.namespace': pod.metadata.namespace, 'metadata.uid': pod.metadata.uid,
     'spec.nodeName': pod.spec.nodeName, 'spec.serviceAccountName': pod.spec.serviceAccountName, 'status.hostIP': hostIP, 'status.hostIPs': hostIP,
   };
-  if (!(path in plain)) throw new MountError(`unsupported fieldRef ${path}`);
+  if (!(path in plain)) throw new ContainerConfigError(`unsupported fieldRef ${path}`);
   return plain[path] ?? '';
 }
 
@@ -146,6 +150,20 @@ export class VolumeManager {
     return out;
   }
 
+  /** One key of a ConfigMap or Secret, for an env var: a missing one refuses the container unless optional. */
+  async keyOf(kind: 'configmaps' | 'secrets', ns: string, ref: Any): Promise<Buffer | undefined> {
+    const what = kind === 'secrets' ? 'secret' : 'configmap';
+    let data: Record<string, Buffer> | undefined;
+    try {
+      data = await this.object(kind, ns, ref.name, Boolean(ref.optional));
+    } catch (e) {
+      throw e instanceof MountError ? new ContainerConfigError(e.message) : e;
+    }
+    const v = data?.[ref.key];
+    if (v === undefined && !ref.optional) throw new ContainerConfigError(`couldn't find key ${ref.key} in ${what} ${ns}/${ref.name}`);
+    return v;
+  }
+
   /** A TokenRequest for the pod's ServiceAccount, bound to the pod, as the kubelet's token manager makes it. */
   private async token(pod: Any, src: Any): Promise<Buffer> {
     const sa = pod.spec.serviceAccountName ?? 'default';
@@ -174,7 +192,7 @@ export class VolumeManager {
         const path = join(dir, 'kubernetes.io~empty-dir', v.name);
         mkdirSync(path, { recursive: true });
         // A memory emptyDir is tmpfs of its sizeLimit (the kubelet's default is the node's memory; 64 MiB here).
-        if (v.emptyDir.medium === 'Memory') await tmpfs(path, bytesOf(v.emptyDir.sizeLimit) ?? 64 * 2 ** 20);
+        if (v.emptyDir.medium === 'Memory') await tmpfs(path, (v.emptyDir.sizeLimit ? quantity(v.emptyDir.sizeLimit) : NaN) || 64 * 2 ** 20);
         chmodSync(path, 0o777);
         if (fsGroup !== undefined) applyFsGroup(path, fsGroup, false);
         out.push({ name: v.name, hostPath: path });
@@ -186,7 +204,7 @@ export class VolumeManager {
         const data = (await this.object(secret ? 'secrets' : 'configmaps', ns, secret ? src.secretName : src.name, Boolean(src.optional))) ?? {};
         writeAtomic(path, keyFiles(secret ? 'secret' : 'configmap', data, src.items, src.defaultMode ?? 0o644, Boolean(src.optional)));
         if (fsGroup !== undefined) applyFsGroup(path, fsGroup, true);
-        out.push({ name: v.name, hostPath: path });
+        out.push({ name: v.name, hostPath: path, readOnly: true });
       } else if (v.projected) {
         const path = join(dir, 'kubernetes.io~projected', v.name);
         await tmpfs(path);
@@ -207,7 +225,7 @@ export class VolumeManager {
         }
         writeAtomic(path, files);
         if (fsGroup !== undefined) applyFsGroup(path, fsGroup, true);
-        out.push({ name: v.name, hostPath: path });
+        out.push({ name: v.name, hostPath: path, readOnly: true });
       } else if (v.persistentVolumeClaim) {
         out.push({ name: v.name, hostPath: await this.claimed(pod, v.persistentVolumeClaim.claimName, fsGroup) });
       } else {

@@ -4,7 +4,7 @@ import { createConnection } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BRIDGE, CGROUP, CGROUP_ROOT, PREFIX_LEN, SHARED_MOUNT } from './layout.js';
+import { BRIDGE, CGROUP, CGROUP_ROOT, PREFIX_LEN, SHARED_MOUNT, files } from './layout.js';
 import { PAUSE_IMAGE } from './image.js';
 import { run, runOk, type RunResult } from '../util/run.js';
 
@@ -208,8 +208,8 @@ export async function startNode(spec: NodeSpec): Promise<NodeHandle & { state: s
   writeRootfs(spec, readFileSync(keyPath, 'utf8'));
   const fifo = join(spec.dir, 'go.fifo');
   if (!existsSync(fifo)) await runOk('mkfifo', ['-m', '0600', fifo]);
-  // The sandbox's shared storage (layout.ts SHARED_MOUNT): nodes live in <state>/nodes/NAME.
-  const sharedDir = join(spec.dir, '..', '..', 'shared');
+  // The sandbox's shared storage (layout.ts SHARED_MOUNT), in the state dir the node's own dir is in (<state>/nodes/NAME).
+  const sharedDir = files(dirname(dirname(spec.dir))).shared;
   mkdirSync(sharedDir, { recursive: true });
   chmodSync(sharedDir, 0o1777);
 

@@ -328,7 +328,9 @@ export function createApiServer(o: ApiOptions): Server {
       const body = (await readBody(req)) as Any | undefined;
       const sa = store.get('serviceaccounts', t.ns, name, '');
       const seconds = Number(body?.spec?.expirationSeconds ?? 3600);
-      const expires = Math.floor(Date.now() / 1000) + seconds;
+      // --service-account-extend-token-expiration (on by default): the admission's 3607 s token, which the
+      // kubelet would refresh, is valid for a year, so a pod that outlives the hour keeps working.
+      const expires = Math.floor(Date.now() / 1000) + (seconds === 3607 ? 365 * 24 * 3600 : seconds);
       return send(res, 201, {
         kind: 'TokenRequest', apiVersion: 'authentication.k8s.io/v1', metadata: { name, namespace: t.ns, creationTimestamp: new Date().toISOString() },
         spec: { audiences: ['https://kubernetes.default.svc'], ...body?.spec, expirationSeconds: seconds },

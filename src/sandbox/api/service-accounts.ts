@@ -20,6 +20,13 @@ export const TOKEN_MOUNT = '/var/run/secrets/kubernetes.io/serviceaccount';
 const TOKEN_SECONDS = 3607;
 const ROOT_CA = 'kube-root-ca.crt';
 
+const isActive = (store: Store, ns: string) => {
+  const n = store.find('namespaces', undefined, ns);
+  return Boolean(n && !n.metadata.deletionTimestamp);
+};
+const defaultAccount = (store: Store, ns: string) =>
+  store.create('serviceaccounts', { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default', namespace: ns } as unknown as Obj['metadata'] }, '');
+
 export function serviceAccountAdmission(store: Store): (resource: string, obj: Obj) => void {
   return (resource, pod) => {
     if (resource !== 'pods' || pod.metadata.annotations?.['kubernetes.io/config.mirror']) return;
@@ -30,6 +37,9 @@ export function serviceAccountAdmission(store: Store): (resource: string, obj: O
     const name = (spec.serviceAccountName || spec.serviceAccount || 'default') as string;
     spec.serviceAccountName = name;
     spec.serviceAccount = name;
+    // The plugin waits for the serviceaccount controller to make `default` in a new namespace (it retries
+    // the lookup); here the controller's work is done at once, so a pod made just after its namespace runs.
+    if (name === 'default' && !store.find('serviceaccounts', ns, name) && isActive(store, ns)) defaultAccount(store, ns);
     const sa = store.find('serviceaccounts', ns, name);
     if (!sa) {
       throw new ApiError(403, 'Forbidden', `pods "${pod.metadata.name}" is forbidden: error looking up service account ${ns}/${name}: serviceaccount "${name}" not found`, { name: pod.metadata.name, kind: 'pods' });
@@ -64,9 +74,7 @@ export function serviceAccountsController(caPem: string): (store: Store) => void
     for (const ns of store.list('namespaces')) {
       if (ns.metadata.deletionTimestamp) continue;
       const name = ns.metadata.name;
-      if (!store.find('serviceaccounts', name, 'default')) {
-        store.create('serviceaccounts', { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default', namespace: name } as unknown as Obj['metadata'] }, '');
-      }
+      if (!store.find('serviceaccounts', name, 'default')) defaultAccount(store, name);
       if (!store.find('configmaps', name, ROOT_CA)) {
         store.create('configmaps', {
           apiVersion: 'v1', kind: 'ConfigMap',

@@ -224,7 +224,10 @@ export class Store {
     if (opts.resourceVersion && opts.resourceVersion !== o.metadata.resourceVersion) {
       throw ApiError.conflict(resource, name, group, `Precondition failed: ResourceVersion in precondition: ${opts.resourceVersion}, ResourceVersion in meta: ${o.metadata.resourceVersion}`);
     }
-    const grace = resource === 'pods' ? (opts.gracePeriodSeconds ?? ((o.spec as { terminationGracePeriodSeconds?: number })?.terminationGracePeriodSeconds ?? 30)) : 0;
+    // The pod strategy's CheckGracefulDelete: a pod no kubelet runs (never scheduled, or finished) goes at once.
+    const podSpec = o.spec as { terminationGracePeriodSeconds?: number; nodeName?: string } | undefined;
+    const finished = ['Succeeded', 'Failed'].includes((o.status as { phase?: string } | undefined)?.phase ?? '');
+    const grace = resource !== 'pods' || finished || !podSpec?.nodeName ? 0 : (opts.gracePeriodSeconds ?? podSpec.terminationGracePeriodSeconds ?? 30);
     const marked = { ...o, metadata: { ...o.metadata } };
     if (resource === 'pods') marked.metadata.deletionGracePeriodSeconds = grace;
     if (!this.held(resource, marked)) {

@@ -173,12 +173,18 @@ lose_runtime_state() {
 # (its memory emptyDir is the kubelet's: run_pod --memory-volume): a disk emptyDir,
 # a projected service-account token (tmpfs), and a CSI volume: the driver's
 # globalmount (staged) bound into the pod dir (published), with data that must survive.
+# The token volume's name ends in apimachinery's rand.String: no vowels, no look-alikes.
+randname() { # length
+  _rn=''
+  while [ "${#_rn}" -lt "$1" ]; do _rn=$_rn$(head -c 32 /dev/urandom | tr -dc 'bcdfghjklmnpqrstvwxz2456789'); done
+  printf '%s' "$_rn" | cut -c1-"$1"
+}
 pod_volumes() { # uid
   d=/var/lib/kubelet/pods/$1
   mkdir -p "$d/containers" "$d/plugins" "$d/volumes/kubernetes.io~empty-dir/scratch"
   # What the pod wrote to its memory emptyDir (the kubelet's tmpfs), if it has one.
   [ -d "$d/volumes/kubernetes.io~empty-dir/cache" ] && echo "cached" > "$d/volumes/kubernetes.io~empty-dir/cache/data"
-  tok=$d/volumes/kubernetes.io~projected/kube-api-access-$(hex 5)
+  tok=$d/volumes/kubernetes.io~projected/kube-api-access-$(randname 5)
   mkdir -p "$tok"
   mount -t tmpfs -o size=1m tmpfs "$tok"
   echo "eyJhbGciOiJSUzI1NiJ9.sandbox" > "$tok/token"
