@@ -75,6 +75,8 @@ describe('the audit as deployed: image, DaemonSet and CronJob run by the sandbox
     const pods = () => json('-n', 'decom', 'get', 'pods', '-l', 'app.kubernetes.io/name=decom-node-audit').items as Any[];
     await until(() => pods().length === 3 && pods().every((p) => p.status?.phase === 'Running'), 60_000, 'a Running decom-node-audit pod on each of the 3 nodes');
     expect(pods().map((p) => p.spec.nodeName).sort()).toEqual(['node1', 'node2', 'node3']);
+    // automountServiceAccountToken: false — no token in the probe's pods.
+    expect(pods().flatMap((p) => (p.spec.volumes as Any[]).map((v) => v.name)).filter((n) => n.startsWith('kube-api-access-'))).toEqual([]);
     // Each pod's container is the image's decom, run by containerd on its node.
     for (const p of pods()) {
       const id = (p.status.containerStatuses[0].containerID as string).replace('containerd://', '');
@@ -117,6 +119,12 @@ describe('the audit as deployed: image, DaemonSet and CronJob run by the sandbox
     const shards = json('-n', 'decom', 'get', 'pods', '-l', 'batch.kubernetes.io/job-name=audit-1').items as Any[];
     expect(shards.map((p) => p.metadata.annotations['batch.kubernetes.io/job-completion-index']).sort()).toEqual(['0', '1', '2']);
     expect(shards.every((p) => p.status.phase === 'Succeeded')).toBe(true);
+    // Each shard ran as the Job controller and the ServiceAccount admission make a pod: its index from the
+    // annotation, and the account's token with the API's CA mounted where client libraries look.
+    for (const p of shards) {
+      expect(p.spec.containers[0].env).toContainEqual({ name: 'JOB_COMPLETION_INDEX', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: "metadata.annotations['batch.kubernetes.io/job-completion-index']" } } });
+      expect(p.spec.containers[0].volumeMounts).toContainEqual(expect.objectContaining({ mountPath: '/var/run/secrets/kubernetes.io/serviceaccount', readOnly: true }));
+    }
 
     const merged = JSON.parse(readFileSync(join(STATE_DIR, 'shared', 'latest.json'), 'utf8')) as Any;
     expect((merged.hosts as Any[]).map((h) => h.host).sort()).toEqual(['node1', 'node2', 'node3']);
