@@ -23,6 +23,7 @@ import { dirname, join } from 'node:path';
 import { rootCertificates } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import { run } from '../util/run.js';
+import { parseMountinfo } from '../probes/parse.js';
 import { inputError } from '../util/errors.js';
 import { requirePrograms, requireRoot } from './prereq.js';
 
@@ -127,9 +128,8 @@ export function debianSources(): string[] {
 
 /** Mounts under IMAGE_DIR or RUN_DIR: a wipe must not delete through one. */
 function mountsUnder(): string[] {
-  return readFileSync('/proc/self/mountinfo', 'utf8')
-    .split('\n')
-    .map((l) => (l.split(' ')[4] ?? '').replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8))))
+  return parseMountinfo(readFileSync('/proc/self/mountinfo', 'utf8'))
+    .map((m) => m.target)
     .filter((m) => [IMAGE_DIR, RUN_DIR].some((d) => m === d || m.startsWith(`${d}/`)));
 }
 

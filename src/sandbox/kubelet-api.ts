@@ -14,8 +14,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { networkInterfaces, release } from 'node:os';
 import { ApiClient } from './api/client.js';
+import type { PodSandbox } from '../cri/client.js';
 import { rfc3339 } from './api/store.js';
-import { ContainerConfigError, getRuntime, type PodToRun, type Qos } from './kubelet-runtime.js';
+import { ContainerConfigError, byAttempt, getRuntime, type PodToRun, type Qos } from './kubelet-runtime.js';
 import { MountError, VolumeManager, fieldValue, type ReadyVolume } from './kubelet-volumes.js';
 
 type Any = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -358,16 +359,16 @@ export function joinCluster(m: Member): void {
    * Failed once every container has ended for good under its restartPolicy. A pod that
    * ended has its sandbox stopped and its volumes unmounted, as the kubelet does.
    */
-  async function syncStatus(pod: Any): Promise<void> {
+  async function syncStatus(pod: Any, newest?: PodSandbox): Promise<void> {
     const rt = await getRuntime();
     const uid = pod.metadata.uid as string;
-    const sandbox = (await rt.sandboxesOf(uid)).pop();
+    const sandbox = newest ?? (await rt.sandboxesOf(uid)).pop();
     const all = sandbox ? await rt.cri.listContainers({ labelSelector: { 'io.kubernetes.pod.uid': uid } }) : [];
     const policy = pod.spec.restartPolicy ?? 'Always';
     const nanos = (n: number) => rfc3339(n / 1e6);
     const containers: Any[] = [];
     for (const c of (pod.spec.containers ?? []) as Any[]) {
-      const last = all.filter((x) => x.metadata?.name === c.name).sort((x, y) => (x.metadata?.attempt ?? 0) - (y.metadata?.attempt ?? 0)).pop();
+      const last = byAttempt(all.filter((x) => x.metadata?.name === c.name)).pop();
       const st = last ? (await rt.cri.containerStatus(last.id)).status : undefined;
       const base = { name: c.name, image: c.image, imageID: st?.imageRef ?? '', containerID: st ? `containerd://${st.id}` : undefined, restartCount: last?.metadata?.attempt ?? 0 };
       if (st?.state === 'CONTAINER_RUNNING') containers.push({ ...base, ready: true, started: true, state: { running: { startedAt: nanos(st.startedAt) } } });
@@ -435,7 +436,8 @@ export function joinCluster(m: Member): void {
       void serial(uid, async () => {
         const ready = (await rt.sandboxesOf(uid)).filter((s) => s.state === 'SANDBOX_READY').pop();
         if (!ready) return waitOut(uid) ? undefined : start(pod);
-        if (await needsRestart(pod, ready.id) && !waitOut(uid)) {
+        const names = (pod.spec.containers as Any[]).map((c) => c.name as string);
+        if (!waitOut(uid) && (await rt.toRestart(ready.id, names, pod.spec.restartPolicy)).length) {
           // Only now are the pod's config and volumes made again (a token requested, keys read).
           try {
             const did = await rt.sync(await toRun(api, volumes, pod, addr, await volumes.prepare(pod)));
@@ -445,23 +447,9 @@ export function joinCluster(m: Member): void {
             return notReady(pod, e);
           }
         }
-        await syncStatus(pod);
+        await syncStatus(pod, ready);
       });
     }
-  }
-
-  /** Whether a container of the pod ended and its restartPolicy runs it again (OnFailure: only after a failure). */
-  async function needsRestart(pod: Any, sandboxId: string): Promise<boolean> {
-    const policy = pod.spec.restartPolicy ?? 'Always';
-    if (policy === 'Never') return false;
-    const rt = await getRuntime();
-    const all = await rt.cri.listContainers({ podSandboxId: sandboxId });
-    for (const c of (pod.spec.containers ?? []) as Any[]) {
-      const last = all.filter((x) => x.metadata?.name === c.name).sort((x, y) => (x.metadata?.attempt ?? 0) - (y.metadata?.attempt ?? 0)).pop();
-      if (last && (last.state === 'CONTAINER_RUNNING' || last.state === 'CONTAINER_CREATED')) continue;
-      if (!last || policy === 'Always' || (await rt.cri.containerStatus(last.id)).status.exitCode !== 0) return true;
-    }
-    return false;
   }
 
   /** Stops a pod: containers, network, pod dir; then, for a graceful delete, finishes it. */

@@ -27,12 +27,12 @@ export function criLogText(file: string, opts: { timestamps?: boolean; tailLines
   return kept.map((l) => `${l}\n`).join('');
 }
 
-/** Serves GET /containerLogs/NS/POD/CONTAINER to a caller that holds the kubelet's own token; false for any other path. */
-export async function containerLogs(req: IncomingMessage, res: ServerResponse, token: string | undefined): Promise<boolean> {
+/** Serves GET /containerLogs/NS/POD/CONTAINER to a caller `authorized` admits; false for any other path. */
+export async function containerLogs(req: IncomingMessage, res: ServerResponse, authorized: (header: string | undefined) => boolean): Promise<boolean> {
   const url = new URL(req.url ?? '/', 'http://kubelet');
   const m = /^\/containerLogs\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(url.pathname);
   if (!m) return false;
-  if (!token || req.headers.authorization !== `Bearer ${token}`) {
+  if (!authorized(req.headers.authorization)) {
     res.writeHead(401).end('Unauthorized');
     return true;
   }

@@ -10,7 +10,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CONTAINERD_SOCKET, CriClient, unixDial, type ContainerConfig, type PodSandboxConfig } from '../cri/client.js';
+import { CONTAINERD_SOCKET, CriClient, unixDial, type Container, type ContainerConfig, type PodSandboxConfig } from '../cri/client.js';
 import { run } from '../util/run.js';
 import { parseMountinfo } from '../probes/parse.js';
 import { hierarchies } from './node.js';
@@ -61,6 +61,9 @@ export interface PodToRun {
   volumes?: { name: string; hostPath?: string; readOnly?: boolean; emptyDir?: { medium?: string } }[];
 }
 
+/** Newest attempt last: a pod's sandboxes, or the containers of one name. */
+export const byAttempt = <T extends { metadata?: { attempt: number } }>(xs: T[]): T[] => xs.sort((a, b) => (a.metadata?.attempt ?? 0) - (b.metadata?.attempt ?? 0));
+
 const PROPAGATION = { None: 'PROPAGATION_PRIVATE', HostToContainer: 'PROPAGATION_HOST_TO_CONTAINER', Bidirectional: 'PROPAGATION_BIDIRECTIONAL' } as const;
 
 /** A pod's container can be refused before it is created, as the kubelet's verifyRunAsNonRoot does. */
@@ -101,6 +104,14 @@ function mountsBelow(dir: string, orAt = false): string[] {
     .map((m) => m.target)
     .filter((t) => t.startsWith(`${dir}/`) || (orAt && t === dir))
     .sort((a, b) => b.length - a.length);
+}
+
+/** A tmpfs at `dir`, unless one is there already (a kubelet that started again): memory emptyDirs, secrets, projected volumes. */
+export async function tmpfsAt(dir: string, options: string): Promise<void> {
+  mkdirSync(dir, { recursive: true });
+  if (mountsBelow(dir, true).includes(dir)) return;
+  const r = await run('mount', ['-t', 'tmpfs', '-o', options, 'tmpfs', dir]);
+  if (r.code !== 0) throw new Error(`mounting tmpfs at ${dir}: ${r.stderr.trim()}`);
 }
 
 export class PodRuntime {
@@ -153,8 +164,26 @@ export class PodRuntime {
 
   /** The sandboxes containerd holds for a pod, newest attempt last. */
   async sandboxesOf(uid: string) {
-    const all = await this.cri.listPodSandbox({ labelSelector: { 'io.kubernetes.pod.uid': uid } });
-    return all.sort((a, b) => (a.metadata?.attempt ?? 0) - (b.metadata?.attempt ?? 0));
+    return byAttempt(await this.cri.listPodSandbox({ labelSelector: { 'io.kubernetes.pod.uid': uid } }));
+  }
+
+  /**
+   * The containers of a sandbox that ended and that the pod's restartPolicy runs again
+   * (Always, the default; OnFailure only after a failure; Never not), each with its
+   * attempts, newest last.
+   */
+  async toRestart(sandboxId: string, names: string[], policy: PodToRun['restartPolicy']): Promise<{ name: string; attempts: Container[] }[]> {
+    if (policy === 'Never') return [];
+    const containers = await this.cri.listContainers({ podSandboxId: sandboxId });
+    const out: { name: string; attempts: Container[] }[] = [];
+    for (const name of names) {
+      const attempts = byAttempt(containers.filter((x) => x.metadata?.name === name));
+      const last = attempts[attempts.length - 1];
+      if (last && (last.state === 'CONTAINER_RUNNING' || last.state === 'CONTAINER_CREATED')) continue;
+      if (last && policy === 'OnFailure' && (await this.cri.containerStatus(last.id)).status.exitCode === 0) continue;
+      out.push({ name, attempts });
+    }
+    return out;
   }
 
   private sandboxConfig(pod: PodToRun, attempt: number): PodSandboxConfig {
@@ -264,7 +293,7 @@ export class PodRuntime {
     for (const v of pod.volumes ?? []) {
       if (v.emptyDir?.medium !== 'Memory' || v.hostPath) continue;
       const path = `${PODS}/${pod.uid}/volumes/kubernetes.io~empty-dir/${v.name}`;
-      if (!mountsBelow(path, true).length) await run('mount', ['-t', 'tmpfs', '-o', 'size=16m', 'tmpfs', path]);
+      await tmpfsAt(path, 'size=16m');
     }
   }
 
@@ -308,21 +337,16 @@ export class PodRuntime {
       await this.start(pod);
       return sandboxes.length ? `sandbox of ${pod.namespace}/${pod.name} was not ready: started it again` : `started ${pod.namespace}/${pod.name}`;
     }
-    const containers = await this.cri.listContainers({ podSandboxId: ready.id });
     const restarted: string[] = [];
-    for (const c of pod.containers) {
-      const mine = containers.filter((x) => x.metadata?.name === c.name).sort((a, b) => (a.metadata?.attempt ?? 0) - (b.metadata?.attempt ?? 0));
-      const last = mine[mine.length - 1];
-      if (last && (last.state === 'CONTAINER_RUNNING' || last.state === 'CONTAINER_CREATED')) continue;
-      if (last && pod.restartPolicy && pod.restartPolicy !== 'Always') {
-        if (pod.restartPolicy === 'Never' || (await this.cri.containerStatus(last.id)).status.exitCode === 0) continue;
-      }
+    for (const { name, attempts } of await this.toRestart(ready.id, pod.containers.map((c) => c.name), pod.restartPolicy)) {
+      const c = pod.containers.find((x) => x.name === name) as PodToRun['containers'][number];
+      const last = attempts[attempts.length - 1];
       // The kubelet keeps the last dead container for its logs; the one before goes.
-      for (const old of mine.slice(0, -1)) await this.cri.removeContainer(old.id).catch(() => {});
+      for (const old of attempts.slice(0, -1)) await this.cri.removeContainer(old.id).catch(() => {});
       const config = this.sandboxConfig(pod, ready.metadata?.attempt ?? 0);
       const ip = (await this.cri.podSandboxStatus(ready.id)).status.network?.ip ?? '';
       await this.startContainer(ready.id, pod, c, last ? (last.metadata?.attempt ?? 0) + 1 : 0, config, ip);
-      restarted.push(c.name);
+      restarted.push(name);
     }
     return restarted.length ? `restarted ${restarted.join(', ')} of ${pod.namespace}/${pod.name}` : undefined;
   }

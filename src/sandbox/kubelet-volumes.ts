@@ -15,8 +15,7 @@
 import { chmodSync, chownSync, existsSync, lchownSync, lstatSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import type { ApiClient } from './api/client.js';
-import { run } from '../util/run.js';
-import { ContainerConfigError, PODS } from './kubelet-runtime.js';
+import { ContainerConfigError, PODS, tmpfsAt } from './kubelet-runtime.js';
 import { quantity } from './api/volume-binder.js';
 
 type Any = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -76,14 +75,10 @@ function writeAtomic(dir: string, files: { path: string; data: Buffer; mode: num
   for (const old of readdirSync(dir).filter((n) => n.startsWith('..') && n !== '..data' && n !== stamp)) rmSync(join(dir, old), { recursive: true, force: true });
 }
 
-async function tmpfs(dir: string, bytes?: number): Promise<void> {
-  mkdirSync(dir, { recursive: true });
-  const r = await run('mountpoint', ['-q', dir]);
-  if (r.code !== 0) {
-    const m = await run('mount', ['-t', 'tmpfs', '-o', `mode=0755${bytes ? `,size=${bytes}` : ''}`, 'tmpfs', dir]);
-    if (m.code !== 0) throw new MountError(`mounting tmpfs at ${dir}: ${m.stderr.trim()}`);
-  }
-}
+const tmpfs = (dir: string, bytes?: number) =>
+  tmpfsAt(dir, `mode=0755${bytes ? `,size=${bytes}` : ''}`).catch((e: unknown) => {
+    throw new MountError((e as Error).message);
+  });
 
 /** A hostPath volume's path after its type check, as the hostPath plugin makes it (…OrCreate) and checks it. */
 function hostPathReady(src: { path: string; type?: string }): string {

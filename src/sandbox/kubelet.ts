@@ -22,6 +22,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { parse } from 'yaml';
+import { ApiClient } from './api/client.js';
 import { joinCluster } from './kubelet-api.js';
 import { containerLogs } from './kubelet-logs.js';
 import { PodRuntime, dropRuntime, getRuntime, type PodToRun } from './kubelet-runtime.js';
@@ -168,9 +169,9 @@ function serve(): void {
   const flag = args.findIndex((a) => a === '--kubeconfig' || a.startsWith('--kubeconfig='));
   const kubeconfig = flag < 0 ? undefined : (args[flag] as string).includes('=') ? (args[flag] as string).slice('--kubeconfig='.length) : args[flag + 1];
   // The API server reads container logs here with the cluster's token (the kubelet's own, in the sandbox).
-  const token = kubeconfig ? (parse(readFileSync(kubeconfig, 'utf8')) as { users?: { user?: { token?: string } }[] })?.users?.[0]?.user?.token : undefined;
+  const client = kubeconfig ? ApiClient.fromKubeconfig(kubeconfig) : undefined;
   createServer((req, res) => {
-    containerLogs(req, res, token)
+    containerLogs(req, res, (header) => client?.authorizes(header) ?? false)
       .then((served) => served || res.writeHead(401).end('Unauthorized'))
       .catch((e: unknown) => res.writeHead(500).end((e as Error).message));
   }).listen(10250, '0.0.0.0');

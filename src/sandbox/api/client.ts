@@ -32,6 +32,11 @@ export class ApiClient {
     return this.url;
   }
 
+  /** Whether an Authorization header carries this client's own token (the kubelet's check of the API server's calls). */
+  authorizes(header: string | undefined): boolean {
+    return header === `Bearer ${this.token}`;
+  }
+
   static fromKubeconfig(file: string): ApiClient {
     const kc = parse(readFileSync(file, 'utf8')) as Any;
     const cluster = kc?.clusters?.[0]?.cluster ?? {};
