@@ -23,9 +23,11 @@ program
   .addOption(new Option('--connection <how>', 'ssh to each host, or run the probe on this machine').choices(['ssh', 'local'] as const).default('ssh' as const))
   .option('--known-hosts <file>', 'known_hosts file to check host keys against (instead of the inventory\'s or ~/.ssh/known_hosts)')
   .option('--accept-new-host-keys', 'record the key of a host seen for the first time (a changed key is always refused)', false)
-  .option('--kubeconfig <file>', 'also report a Node object still registered (default: $KUBECONFIG, ~/.kube/config)')
+  .option('--kubeconfig <file>', "also report a Node object still registered (default: the inventory's decom_kubeconfig, $KUBECONFIG, ~/.kube/config)")
+  .option('--context <name>', 'the kubeconfig context to use')
   .option('--details', 'text output: one line per finding, with its detail (default: per kind, the count and the first subjects)', false)
   .option('--purge', "also report the installation footprint: binaries, units and configs kubespray or kubeadm installed, containerd's k8s.io images", false)
+  .option('--forks <n>', 'hosts worked on at once, so at most this many SSH connections are open (default: 50)')
   .addHelpText(
     'after',
     '\nExit codes: 0 every host clean, 1 residue found, 2 bad input, 3 a host could not be checked.',
@@ -45,7 +47,8 @@ program
   .option('--limit <pattern>', 'narrow the targets, as Ansible --limit (a,b  !host  &group)')
   .option('--tags <tags>', 'run only the steps with one of these tags (comma-separated)')
   .option('--skip-tags <tags>', 'skip the steps with one of these tags')
-  .option('--forks <n>', 'hosts worked on at once (default: all)')
+  .option('--forks <n>', 'hosts worked on at once, so at most this many SSH connections are open (default: 50)')
+  .option('--wait-lock <duration>', "when another decom run or fix holds a node's lock, wait this long for it (300, 90s, 2m) instead of refusing")
   .option('--serial <n|p%>', 'roll in batches of this many hosts (or percent of them)')
   .option('--max-fail-percent <p>', 'stop the roll when more than this percentage of a batch failed')
   .option('--yes', 'do not ask to type the host names', false)
@@ -106,6 +109,9 @@ program
   .option('--from <report.json>', 'fix the findings of this earlier `--output json` report (those the re-check still finds), not a fresh audit\'s')
   .option('--check', 'with --fix: print what would be done, change nothing', false)
   .option('--yes', 'with --fix: do not ask for confirmation', false)
+  .option('--wait-lock <duration>', "with --fix: when a decom run or another fix holds a node's lock, wait this long for it (300, 90s, 2m) instead of refusing")
+  .option('--state-dir <dir>', 'with --fix: where its journal goes (default: $DECOM_STATE_DIR, $XDG_STATE_HOME/decom, ~/.local/state/decom)')
+  .option('--forks <n>', 'hosts worked on at once, so at most this many SSH connections are open (default: 50)')
   .option('--listen <[host:]port>', 'serve the metrics of the last audit at /metrics (with --every; the DaemonSet\'s mode)')
   .option('--every <duration>', 'audit again this often, serving the metrics (with --listen)')
   .option('--host-root <dir>', "--connection local: the host's / as this pod mounts it (the probe runs chrooted there)")
@@ -134,6 +140,19 @@ program
   .action(async (reports, o) => {
     const { reportCommand } = await import('./audit/cli.js');
     process.exitCode = reportCommand(reports, o);
+  });
+
+program
+  .command('journal')
+  .description('what runs and fixes did: the recent ones (newest first), or one event by event (each host\'s lock, every action and how it ended)')
+  .argument('[run-id]', 'the run to show (its ID, or the start of it)')
+  .option('--state-dir <dir>', 'where the journals are (default: $DECOM_STATE_DIR, $XDG_STATE_HOME/decom, ~/.local/state/decom)')
+  .option('--last <n>', 'how many runs to list', '20')
+  .addOption(new Option('--output <format>', 'output format').choices(['text', 'json'] as const).default('text' as const))
+  .addHelpText('after', '\nExit codes: 0 shown, 2 bad input (no such run).')
+  .action(async (runId, o) => {
+    const { journalCommand } = await import('./journal/cli.js');
+    process.exitCode = journalCommand(runId, o);
   });
 
 const sandbox = program

@@ -20,6 +20,10 @@ import {
   type Dial,
   type PodSandboxConfig,
 } from '../src/cri/client.js';
+import { nodeActions } from '../src/audit/fix.js';
+import type { NodeIo } from '../src/engine/step.js';
+import { emptyState, type NodeState } from '../src/probes/index.js';
+import { containers as containersStep } from '../src/steps/pods.js';
 
 // --- without a runtime: the codec, and a tiny gRPC server of our own for the error paths ---
 
@@ -290,6 +294,53 @@ describe('CRI client against an in-process gRPC server', () => {
     const later = await client.removeContainer('c1').catch((e: unknown) => e);
     expect((later as Error).message).toMatch(/^CRI RemoveContainer: Unavailable: /);
     await client.close(); // closing a dead client is fine too
+  });
+
+  it("an audit's phantom pod is removed with the reset's CRI calls, on exactly its own sandbox and containers", async () => {
+    // Two pods the runtime knows: the phantom (p-ghost, c-ghost) and a live one (p-live, c-live).
+    const pods = [
+      { id: 'p-ghost', metadata: { name: 'ghost', uid: 'u-ghost', namespace: 'default', attempt: 0 }, state: 'SANDBOX_READY' },
+      { id: 'p-live', metadata: { name: 'live', uid: 'u-live', namespace: 'default', attempt: 0 }, state: 'SANDBOX_READY' },
+    ];
+    const containers = [
+      { id: 'c-ghost', podSandboxId: 'p-ghost', state: 'CONTAINER_RUNNING', image: { image: 'busybox' }, metadata: { name: 'ghost' } },
+      { id: 'c-live', podSandboxId: 'p-live', state: 'CONTAINER_RUNNING', image: { image: 'busybox' }, metadata: { name: 'live' } },
+    ];
+    fake = await fakeRuntime((method, _req, stream) => {
+      if (method === 'Version') return reply(stream, 'v1', 'VersionResponse', versionReply('v1'));
+      if (method === 'ListPodSandbox') return reply(stream, 'v1', 'ListPodSandboxResponse', { items: pods });
+      if (method === 'ListContainers') return reply(stream, 'v1', 'ListContainersResponse', { containers });
+      return reply(stream, 'v1', `${method}Response`, {});
+    });
+    const ctrCalls: string[] = [];
+    const node: NodeIo = {
+      openUnixSocket: async () => fake!.dial() as Promise<Duplex>,
+      exec: async (script) => (ctrCalls.push(script), { code: 0, stdout: '', stderr: '' }),
+    };
+    const s: NodeState = {
+      ...emptyState(),
+      processes: new Map([[7, { pid: 7, ppid: 1, name: 'containerd', args: 'containerd', start: 1 } as NodeState['processes'] extends Map<number, infer P> ? P : never]]),
+      containers: [
+        { id: 'p-ghost', kind: 'sandbox', runtime: 'containerd', pod: 'default/ghost' },
+        { id: 'c-ghost', kind: 'container', runtime: 'containerd', sandboxId: 'p-ghost', pod: 'default/ghost' },
+        { id: 'p-live', kind: 'sandbox', runtime: 'containerd', pod: 'default/live' },
+        { id: 'c-live', kind: 'container', runtime: 'containerd', sandboxId: 'p-live', pod: 'default/live' },
+      ] as NodeState['containers'],
+    };
+    const calls = () => fake!.seen.filter((x) => !/Version|List/.test(x.path)).map((x) => `${x.path.split('/').pop()} ${String(x.req.podSandboxId ?? x.req.containerId)}`);
+    // The reset's containers step, as the engine runs its client action.
+    const [reset] = containersStep.plan(s, {} as never);
+    await reset!.client!(node);
+    const resetCalls = calls();
+    expect(resetCalls).toEqual(['StopPodSandbox p-ghost', 'RemovePodSandbox p-ghost', 'StopPodSandbox p-live', 'RemovePodSandbox p-live', 'RemoveContainer c-ghost', 'RemoveContainer c-live']);
+    fake.seen.length = 0;
+    // The audit's phantom remedy: the same calls, for the phantom's own sandbox and containers only.
+    const fix = nodeActions({ kind: 'phantom-pod', subject: 'default/ghost', detail: '', evidence: [], target: { uid: 'u-ghost', containers: ['c-ghost', 'p-ghost'], sandboxes: ['p-ghost'], runtime: 'containerd', processes: [] } }, s);
+    if ('refuse' in fix) throw new Error(fix.refuse);
+    expect(fix.actions).toHaveLength(1);
+    await fix.actions[0]!.client!(node);
+    expect(calls()).toEqual(resetCalls.filter((c) => c.endsWith('ghost')));
+    expect(ctrCalls).toEqual(['ctr -n k8s.io containers ls -q', 'ctr -n k8s.io containers ls -q']);
   });
 
   it('a socket that is not there fails the connect, naming Version', async () => {

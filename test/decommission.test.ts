@@ -120,6 +120,39 @@ describe('decommission on the cluster scenario (3 nodes, etcd on node1)', () => 
     expect(snapshot('node3')).toBe(before);
   });
 
+  it("one API for every command: the inventory's decom_kubeconfig, and --context over the current context, for verify's Node check and the decommission's clients", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'decom-context-'));
+    const none = { env: { KUBECONFIG: '', HOME: dir } };
+    const sandbox = parse(readFileSync(KUBECONFIG, 'utf8'));
+    const server = sandbox.clusters[0].cluster.server as string;
+    // The sandbox API as context "sandbox" of a kubeconfig whose current context is a cluster that is not there.
+    const two = join(dir, 'two-contexts');
+    writeFileSync(two, stringify({
+      ...sandbox,
+      clusters: [{ name: 'gone', cluster: { server: 'https://127.0.0.1:1', 'insecure-skip-tls-verify': true } }, ...sandbox.clusters],
+      contexts: [{ name: 'elsewhere', context: { cluster: 'gone', user: 'admin' } }, { name: 'sandbox', context: sandbox.contexts[0].context }],
+      'current-context': 'elsewhere',
+    }));
+    const verified = (args: string[]) => {
+      const r = decom(['verify', INVENTORY, 'node3', ...args, '--output', 'json'], none);
+      return (JSON.parse(r.stdout) as { hosts: { findings: { kind: string; detail: string }[]; warnings?: string[] }[] }).hosts[0]!;
+    };
+    const registered = [`Node still registered at ${server} (Ready=True)`];
+    const nodeObject = (h: ReturnType<typeof verified>) => h.findings.filter((f) => f.kind === 'node-object').map((f) => f.detail);
+    // The sandbox's inventory names its kubeconfig: no --kubeconfig, no $KUBECONFIG, no ~/.kube/config needed.
+    expect(nodeObject(verified([]))).toEqual(registered);
+    expect(nodeObject(verified(['--kubeconfig', two, '--context', 'sandbox']))).toEqual(registered);
+    const elsewhere = verified(['--kubeconfig', two]);
+    expect(nodeObject(elsewhere)).toEqual([]);
+    expect(elsewhere.warnings).toContainEqual(expect.stringMatching(/^could not ask https:\/\/127\.0\.0\.1:1 for its Node object: /));
+    // The decommission plans through the context's API.
+    const check = decom(['run', INVENTORY, 'node3', '--check', '--kubeconfig', two, '--context', 'sandbox', '--output', 'json', '--state-dir', state], none);
+    expect(check.code, check.stderr).toBe(0);
+    const report = JSON.parse(check.stdout) as RunReport;
+    expect(step(report, 'node3', 'delete-node').actions[0]!.what).toBe('delete Node node3');
+    expect(journalOf(report.journal)[0]).toMatchObject({ event: 'run-start', api: server });
+  });
+
   it('refuses, exit 4 with nothing changed: the last control plane, and a host that is not the Node\'s machine', () => {
     const before = [snapshot('node1'), snapshot('node2')].join('\n');
     const last = runJson(['node1', '--yes'], state);
@@ -176,7 +209,7 @@ describe('decommission on the cluster scenario (3 nodes, etcd on node1)', () => 
     await until(() => ok('get', 'node', 'node3', '-o', 'jsonpath={.spec.unschedulable}') === 'true', 30_000, 'the run to cordon node3');
     const second = runJson(['node3', '--yes'], state);
     expect(second.code).toBe(4);
-    expect(host(second.report, 'node3').refused).toMatch(/^another decom run \(\S+\) is working on this node now/);
+    expect(host(second.report, 'node3').refused).toMatch(/^another decom run \(\S+: run, by \S+@\S+, since \S+\) is working on this node now/);
     sleep(3);
     expect(ok('get', 'pods', '-l', 'app=web', '-o', 'jsonpath={.items[*].spec.nodeName}')).toMatch(/node3/); // still waiting
     ok('patch', 'deployment', 'web', '--type=merge', '-p', '{"spec":{"replicas":4}}');

@@ -186,7 +186,7 @@ describe('the whole footprint on kubespray-leftovers: the membership tier, and t
     expect(again.report.hosts[0]!.steps.filter((s) => s.actions.length).map((s) => s.name)).toEqual([]);
   });
 
-  it("recognises this cluster's credentials and CA by the operator's kubeconfig once /etc/kubernetes is gone", () => {
+  it("recognises this cluster's credentials and CA by the operator's kubeconfig (its --context) once /etc/kubernetes is gone", () => {
     // A copy of admin.conf in another user's home and the CA back in the trust store, after the node's PKI is gone.
     const caData = Buffer.from(node2CA).toString('base64');
     ssh('node2', `mkdir -p /home/bob/.kube /usr/local/share/ca-certificates && printf '%s' '${node2CA}' > /usr/local/share/ca-certificates/kube-ca.crt &&
@@ -198,8 +198,27 @@ describe('the whole footprint on kubespray-leftovers: the membership tier, and t
     const known = pairs(verifyJson(['node2', '--kubeconfig', operator]), 'node2');
     expect(known).toContain('credential /home/bob/.kube/config');
     expect(known).toContain('trust-anchor /usr/local/share/ca-certificates/kube-ca.crt');
-    const reset = runJson(['node2', '--playbook', 'reset', '--yes', '--kubeconfig', operator], state);
+    // The same cluster as context admin@sandbox of a kubeconfig whose current context is another cluster (another CA):
+    // only --context makes it the operator's cluster, for verify and for the reset.
+    const other = Buffer.from('-----BEGIN CERTIFICATE-----\nT1RIRVI=\n-----END CERTIFICATE-----\n').toString('base64');
+    const two = join(state, 'two-contexts.kubeconfig');
+    writeFileSync(
+      two,
+      `apiVersion: v1\nkind: Config\nclusters:\n- cluster:\n    certificate-authority-data: ${other}\n    server: https://127.0.0.1:1\n  name: other\n- cluster:\n    certificate-authority-data: ${caData}\n    server: https://127.0.0.1:1\n  name: sandbox\n` +
+        'contexts:\n- context: {cluster: other, user: admin}\n  name: admin@other\n- context: {cluster: sandbox, user: admin}\n  name: admin@sandbox\ncurrent-context: admin@other\nusers:\n- name: admin\n  user: {token: x}\n',
+    );
+    const current = verifyJson(['node2', '--kubeconfig', two]);
+    expect(pairs(current, 'node2').filter((p) => p.startsWith('credential') || p.startsWith('trust-anchor'))).toEqual([]);
+    expect(warnings(current, 'node2')).toContain('kubeconfigs for another cluster (left alone): /home/alice/.kube/config, /home/bob/.kube/config');
+    const chosen = pairs(verifyJson(['node2', '--kubeconfig', two, '--context', 'admin@sandbox']), 'node2');
+    expect(chosen).toContain('credential /home/bob/.kube/config');
+    expect(chosen).toContain('trust-anchor /usr/local/share/ca-certificates/kube-ca.crt');
+    const bob = 'ls /home/bob/.kube/config /usr/local/share/ca-certificates/kube-ca.crt 2>&1; true';
+    const leftAlone = runJson(['node2', '--playbook', 'reset', '--yes', '--kubeconfig', two], state);
+    expect(leftAlone.code, leftAlone.stderr).toBe(0);
+    expect(ssh('node2', bob)).not.toMatch(/No such file/);
+    const reset = runJson(['node2', '--playbook', 'reset', '--yes', '--kubeconfig', two, '--context', 'admin@sandbox'], state);
     expect(reset.code, reset.stderr).toBe(0);
-    expect(ssh('node2', 'ls /home/bob/.kube/config /usr/local/share/ca-certificates/kube-ca.crt 2>&1; true')).toMatch(/No such file.*\n.*No such file/);
+    expect(ssh('node2', bob)).toMatch(/No such file.*\n.*No such file/);
   });
 });

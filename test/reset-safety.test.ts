@@ -33,7 +33,7 @@ describe('reset safety on kubespray-leftovers: busy mounts, rolls, hostile names
     await until(() => ssh('node3', 'cat /run/decom.lock 2>/dev/null; true') !== '', 10_000, 'the first run to take the lock');
     const second = runJson(['node3', '--playbook', 'reset', '--yes'], state);
     expect(second.code).toBe(4);
-    expect(second.report.hosts[0]!.refused).toMatch(/another decom run \(\S+\) is working on this node now/);
+    expect(second.report.hosts[0]!.refused).toMatch(/another decom run \(\S+: run, by \S+@\S+, since \S+\) is working on this node now/);
     const held = await first.done;
     expect(held.out).toMatch(/node3  hold the node changed/); // the playbook resets nothing: the host stays not clean (exit 1)
     expect(ssh('node3', 'ls /run/decom.lock 2>/dev/null; true')).toBe('');

@@ -43,6 +43,9 @@ describe('decom run: bad input', () => {
     refused(cli('node1', '--yes', '--kubeconfig', kc, '--drain-timeout', '5 minutes'), /--drain-timeout "5 minutes": expected a duration such as 300, 90s, 5m or 1h/);
     refused(cli('node1', '--yes', '--kubeconfig', kc, '--keep-installed', '--purge'), /--keep-installed and --purge contradict/);
     refused(cli('node1', '--yes', '--kubeconfig', kc, '--playbook', 'reset', '--force', '--keep-installed'), /--force, --keep-installed: only for playbooks with cluster steps/);
+    // The reset's Node check and the operator's CA take --context too: one that is not there is refused before any host is contacted.
+    refused(cli('node1', '--yes', '--kubeconfig', kc, '--playbook', 'reset', '--context', 'there'), /^decom: --context there: no such context in .*kubeconfig \(it has here\)\n$/);
+    refused(cli('node1', '--check', '--kubeconfig', kc, '--playbook', 'reset', '--context', 'there'), /^decom: --context there: no such context in .*kubeconfig \(it has here\)\n$/);
     // An API server on a host the run removes: refused before any host is contacted (exit 4).
     const local = book('kubeconfig-local', 'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://198.18.0.201:6443"}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: here, context: {cluster: c, user: u}}]\ncurrent-context: here\n');
     const stacked = cli('node1', '--yes', '--kubeconfig', local);

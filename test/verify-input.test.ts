@@ -41,6 +41,20 @@ describe('decom verify: bad input', () => {
     expectOneLine(decom(['verify', good, 'node*']), 'target "node*" is a pattern; decom acts only on hosts and groups named exactly');
   });
 
+  it('names a --kubeconfig, a decom_kubeconfig or a --context that is not there, before any host is contacted', () => {
+    const none = { env: { KUBECONFIG: '', HOME: dir } };
+    expectOneLine(decom(['verify', good, 'all', '--kubeconfig', join(dir, 'nokc')], none), `--kubeconfig ${join(dir, 'nokc')}: no such file`);
+    const named = inventory('named.yaml', `all:\n  vars: {decom_kubeconfig: ${join(dir, 'nokc')}}\n  hosts:\n    node1: {ansible_host: 127.0.0.1}\n`);
+    expectOneLine(decom(['verify', named, 'all'], none), `${named}: decom_kubeconfig ${join(dir, 'nokc')}: no such file`);
+    const kc = inventory('kubeconfig', 'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://198.18.0.254:6443"}}]\ncontexts: [{name: here, context: {cluster: c}}]\ncurrent-context: here\n');
+    expectOneLine(decom(['verify', good, 'all', '--kubeconfig', kc, '--context', 'there'], none), `--context there: no such context in ${kc} (it has here)`);
+    // The inventory's file is where the context is looked for; $KUBECONFIG's when it names none.
+    const withKc = inventory('with-kc.yaml', `all:\n  vars: {decom_kubeconfig: ${kc}}\n  hosts:\n    node1: {ansible_host: 127.0.0.1}\n`);
+    expectOneLine(decom(['verify', withKc, 'all', '--context', 'there'], none), `--context there: no such context in ${kc} (it has here)`);
+    expectOneLine(decom(['verify', good, 'all', '--context', 'there'], { env: { KUBECONFIG: kc, HOME: dir } }), `--context there: no such context in ${kc} (it has here)`);
+    expect(decom(['verify', good, 'all', '--context', 'there'], none).stderr).toMatch(/^decom: --context there: no kubeconfig was found to look for it in/);
+  });
+
   it('refuses an unknown output format', () => {
     const r = decom(['verify', good, 'all', '--output', 'yaml']);
     expect(r.code).toBe(2);

@@ -221,7 +221,7 @@ describe('decom verify on the other scenarios', () => {
     );
   });
 
-  it('clean node, but its Node object is still in the API: reported with a kubeconfig', async () => {
+  it('clean node, but its Node object is still in the API: reported with a kubeconfig, asked of the context in use and of the inventory\'s decom_kubeconfig; the reset warns of it', async () => {
     up(['--nodes', '2', '--scenario', 'clean']);
     // A minimal API server on loopback: node1 is still registered, node2 is not.
     const server = createServer((req, res) => {
@@ -235,26 +235,77 @@ describe('decom verify on the other scenarios', () => {
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     const port = (server.address() as AddressInfo).port;
+    const api = `http://127.0.0.1:${port}`;
     const dir = mkdtempSync(join(tmpdir(), 'decom-kubeconfig-'));
     const kubeconfig = join(dir, 'config');
     writeFileSync(
       kubeconfig,
-      `apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "http://127.0.0.1:${port}", insecure-skip-tls-verify: true}\nusers:\n- name: u\n  user: {token: t}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n`,
+      `apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "${api}", insecure-skip-tls-verify: true}\nusers:\n- name: u\n  user: {token: t}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n`,
     );
+    // Two contexts: the current one, a, is a cluster whose API is not there (a closed port); b is the one above.
+    const two = join(dir, 'two-contexts');
+    writeFileSync(
+      two,
+      `apiVersion: v1\nkind: Config\nclusters:\n- name: gone\n  cluster: {server: "http://127.0.0.1:1", insecure-skip-tls-verify: true}\n- name: here\n  cluster: {server: "${api}", insecure-skip-tls-verify: true}\n` +
+        'users:\n- name: u\n  user: {token: t}\ncontexts:\n- name: a\n  context: {cluster: gone, user: u}\n- name: b\n  context: {cluster: here, user: u}\ncurrent-context: a\n',
+    );
+    // The inventory names its cluster's kubeconfig: no --kubeconfig, no $KUBECONFIG, no ~/.kube/config.
+    const named = (file: string) => {
+      const inv = join(dir, `hosts-${file.split('/').pop()}.yaml`);
+      writeFileSync(inv, readFileSync(INVENTORY, 'utf8').replace(/^ {2}vars:\n/m, `  vars:\n    decom_kubeconfig: ${file}\n`));
+      return inv;
+    };
+    const none = { KUBECONFIG: '', HOME: dir };
     // spawnSync would block this process's event loop, and with it the API server: run it async.
-    const r = await new Promise<{ code: number; stdout: string }>((resolve) => {
-      execFile(process.execPath, [CLI, 'verify', INVENTORY, 'all', '--kubeconfig', kubeconfig, '--output', 'json'], (err, stdout) =>
-        resolve({ code: err ? Number((err as { code?: number }).code) : 0, stdout }),
-      );
-    });
-    server.close();
-    rmSync(dir, { recursive: true });
-    expect(r.code).toBe(1);
-    const rep = JSON.parse(r.stdout) as Report;
-    expect(rep.hosts.map((h) => [h.host, h.clean, h.findings])).toEqual([
-      ['node1', false, [{ kind: 'node-object', subject: 'node1', detail: `Node still registered at http://127.0.0.1:${port} (Ready=False)` }]],
+    const cli = (args: string[], env: NodeJS.ProcessEnv = {}) =>
+      new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+        execFile(process.execPath, [CLI, ...args], { env: { ...process.env, ...env } }, (err, stdout, stderr) =>
+          resolve({ code: err ? Number((err as { code?: number }).code) : 0, stdout, stderr }),
+        );
+      });
+    const verified = async (args: string[], inventory = INVENTORY) => {
+      const r = await cli(['verify', inventory, 'all', ...args, '--output', 'json'], none);
+      return { code: r.code, report: JSON.parse(r.stdout) as { hosts: (Report['hosts'][number] & { warnings?: string[] })[] } };
+    };
+    const registered = [
+      ['node1', false, [{ kind: 'node-object', subject: 'node1', detail: `Node still registered at ${api} (Ready=False)` }]],
       ['node2', true, []],
-    ]);
+    ];
+    try {
+      const r = await verified(['--kubeconfig', kubeconfig]);
+      expect(r.code).toBe(1);
+      expect(r.report.hosts.map((h) => [h.host, h.clean, h.findings])).toEqual(registered);
+      // --context b: b's API is asked, not the current context's.
+      const b = await verified(['--kubeconfig', two, '--context', 'b']);
+      expect(b.report.hosts.map((h) => [h.host, h.clean, h.findings])).toEqual(registered);
+      expect(b.code).toBe(1);
+      const a = await verified(['--kubeconfig', two]);
+      expect(a.report.hosts.map((h) => [h.host, h.clean, h.findings])).toEqual([['node1', true, []], ['node2', true, []]]);
+      expect(a.report.hosts[0]!.warnings).toContainEqual(expect.stringMatching(/^could not ask http:\/\/127\.0\.0\.1:1 for its Node object: /));
+      // The inventory's decom_kubeconfig, with its current context or --context.
+      const inventoryOne = named(kubeconfig);
+      expect((await verified([], inventoryOne)).report.hosts.map((h) => [h.host, h.clean, h.findings])).toEqual(registered);
+      const inventoryTwo = named(two);
+      expect((await verified(['--context', 'b'], inventoryTwo)).report.hosts.map((h) => [h.host, h.clean, h.findings])).toEqual(registered);
+      // --kubeconfig overrides it.
+      expect((await verified(['--kubeconfig', two], inventoryOne)).report.hosts.map((h) => h.findings)).toEqual([[], []]);
+
+      // The reset of a clean node says its Node is still registered, as the context in use (b, the inventory's file) says.
+      const reset = async (args: string[], inventory = INVENTORY) => {
+        const out = await cli(['run', inventory, 'node1', '--playbook', 'reset', '--yes', '--output', 'json', '--state-dir', join(dir, 'state'), ...args], none);
+        expect(out.code, out.stderr).toBe(0);
+        return (JSON.parse(out.stdout) as { hosts: { host: string; clean: boolean; warnings?: string[] }[] }).hosts[0]!;
+      };
+      const still = `Node still registered at ${api} (Ready=False): the reset leaves the Node object; delete it (kubectl delete node node1) or run the decommission`;
+      expect((await reset(['--kubeconfig', two, '--context', 'b'])).warnings).toContain(still);
+      expect((await reset(['--context', 'b'], inventoryTwo)).warnings).toContain(still);
+      const current = await reset([], inventoryTwo);
+      expect(current.warnings).not.toContain(still);
+      expect(current.warnings).toContainEqual(expect.stringMatching(/^could not ask http:\/\/127\.0\.0\.1:1 for its Node object: /));
+    } finally {
+      server.close();
+      rmSync(dir, { recursive: true });
+    }
   });
 
   it('orphaned-shims: the container without a shim, its port, the shims, bundles containerd no longer answers for', () => {

@@ -10,6 +10,7 @@ import { AUDIT_VIEWS, probeNode, type NodeState } from '../probes/index.js';
 import { addressesOf } from '../cluster/etcd.js';
 import { nodeNameOf } from '../cluster/node.js';
 import { inputError } from '../util/errors.js';
+import { DEFAULT_FORKS, pool } from '../util/pool.js';
 import { readCluster, type ApiSource, type ClusterRead, type ClusterView } from './cluster.js';
 import { API_KINDS, AUDIT_KINDS, apiFindings, etcdFindings, knownPods, nodeFindings, refusedKinds, type AuditFinding, type AuditKind } from './rules.js';
 
@@ -47,6 +48,10 @@ export interface AuditReport {
 
 export interface AuditOptions {
   connect: (host: Host) => Promise<Transport>;
+  /** The probe is done with the host's connection: closed unless the session keeps it for a fix. */
+  release?: (host: Host) => Promise<void>;
+  /** Hosts probed at once (the host pool's bound). */
+  forks?: number;
   /** Every host of the inventory (an etcd member or Node of none of them is stale). */
   inventory: Host[];
   /** The inventory's etcd group, for a host: only the cluster's etcd is judged (NodeState.etcdGroup). */
@@ -59,8 +64,11 @@ export interface AuditOptions {
   shard?: string;
 }
 
-/** One probe of the audit's views; the connection is the caller's (the re-check and the fix reuse it). */
-async function probeHost(host: Host, o: AuditOptions): Promise<{ state?: NodeState; error?: string }> {
+/** What one host's probe came to: its state, or why it could not be probed. */
+export type HostProbe = { state?: NodeState; error?: string };
+
+/** One probe of the audit's views over the session's connection, released after it. */
+async function probeHost(host: Host, o: AuditOptions): Promise<HostProbe> {
   try {
     const state = await probeNode(await o.connect(host), { sudo: host.become, views: AUDIT_VIEWS });
     if (o.etcdGroup) state.etcdGroup = o.etcdGroup(host);
@@ -68,12 +76,17 @@ async function probeHost(host: Host, o: AuditOptions): Promise<{ state?: NodeSta
   } catch (e) {
     if (!(e instanceof TransportError)) throw e;
     return { error: e.message };
+  } finally {
+    await o.release?.(host);
   }
 }
 
+/** Every host probed, at most the pool's bound at once. */
+export const probeHosts = (hosts: Host[], o: AuditOptions): Promise<HostProbe[]> => pool(hosts, o.forks ?? DEFAULT_FORKS, (h) => probeHost(h, o));
+
 export async function audit(hosts: Host[], o: AuditOptions): Promise<AuditReport> {
   const time = Date.now();
-  const [probes, cluster] = await Promise.all([Promise.all(hosts.map((h) => probeHost(h, o))), o.api ? readCluster(o.api) : undefined]);
+  const [probes, cluster] = await Promise.all([probeHosts(hosts, o), o.api ? readCluster(o.api) : undefined]);
   return judge(hosts, probes, cluster, o, time);
 }
 
@@ -84,7 +97,7 @@ export async function audit(hosts: Host[], o: AuditOptions): Promise<AuditReport
  */
 export function judge(
   hosts: Host[],
-  probes: { state?: NodeState; error?: string }[],
+  probes: HostProbe[],
   cluster: ClusterRead | undefined,
   o: Pick<AuditOptions, 'inventory' | 'stuckAfterSec' | 'staleAfterSec' | 'shard'>,
   time: number,

@@ -8,14 +8,19 @@ import { createInterface } from 'node:readline/promises';
 import { loadInventory, resolveTargets, type Host } from '../inventory/index.js';
 import { connector } from '../transport/connector.js';
 import type { Transport } from '../transport/types.js';
-import { inventoryKubeconfig } from '../cluster/kubeconfig.js';
+import { apiSource, kubeClients } from '../cluster/kubeconfig.js';
 import { etcdGroupOf } from '../cluster/node.js';
 import { inputError, UserError } from '../util/errors.js';
 import { duration } from '../util/flags.js';
 import { printable } from '../verify/report.js';
-import { audit, auditExitCode, shardOf, type AuditOptions, type AuditReport } from './audit.js';
+import { audit, auditExitCode, judge, probeHosts, shardOf, type AuditOptions, type AuditReport, type HostProbe } from './audit.js';
+import { readCluster } from './cluster.js';
+import type { ApiSource } from '../cluster/kubeconfig.js';
+import type { AuditKind } from './rules.js';
+import { Journal, newRunId, operatorName, stateDir } from '../engine/journal.js';
+import { forksOf } from '../util/pool.js';
 import { serveMetrics, systemdUnits } from './schedule.js';
-import { applyFixes, fixKinds, plan, proveFixes, type Action } from './fix.js';
+import { checkForceFinalize, fixKinds, plan, proveFixes, runFixes, type Remedy } from './fix.js';
 import { renderHtml } from './html.js';
 import { mergeReports, readReport, renderJson, renderJunit, renderPrometheus, renderTable, writeAtomically } from './report.js';
 
@@ -36,6 +41,9 @@ export interface AuditFlags {
   shard?: string;
   details: boolean;
   fix?: string;
+  forks?: string;
+  waitLock?: string;
+  stateDir?: string;
   forceFinalize: string[];
   from?: string;
   check: boolean;
@@ -67,13 +75,14 @@ export async function auditCommand(inventoryFile: string, targets: string[], fla
     return 0;
   }
   const planned = flags.from ? readReport(flags.from, '--from') : undefined;
+  const forks = forksOf(flags.forks);
+  if (!fixing && (flags.waitLock !== undefined || flags.stateDir !== undefined)) throw inputError('--wait-lock and --state-dir go with --fix or --force-finalize');
   const inventory = await loadInventory(inventoryFile);
   const all = [...inventory.hosts.values()];
   let hosts = resolveTargets(inventory, targets.length ? targets : ['all'], flags.limit);
   const shard = flags.shard ? shardOf(hosts, flags.shard) : undefined;
   if (shard) hosts = shard.hosts;
-  const named = flags.api && !flags.kubeconfig ? inventoryKubeconfig(inventoryFile, all) : undefined;
-  const api = flags.api ? { ...(flags.kubeconfig ?? named ? { kubeconfig: (flags.kubeconfig ?? named) as string } : {}), ...(flags.context ? { context: flags.context } : {}) } : undefined;
+  const api = flags.api ? apiSource(inventoryFile, all, flags) : undefined;
   const options = (connect: AuditOptions['connect']): AuditOptions => ({
     connect,
     inventory: all,
@@ -85,52 +94,103 @@ export async function auditCommand(inventoryFile: string, targets: string[], fla
   });
   if (listen && every) {
     return serveMetrics(listen, every, async () => {
-      const round = session(hosts, flags);
+      const round = session(hosts, flags, forks);
       try {
-        return await audit(hosts, options(round.connect));
+        return await audit(hosts, { ...options(round.connect), release: round.release, forks });
       } finally {
         await round.close();
       }
     });
   }
-  const { connect, close } = session(hosts, flags);
-  const o = options(connect);
+  const { connect, release, close } = session(hosts, flags, forks);
+  const o = { ...options(connect), release, forks };
   try {
-    const report = await audit(hosts, o);
+    // The report the operator saw (--from), or this run's own audit.
+    const report = planned ?? (await audit(hosts, o));
     if (!kinds) {
       writeOutputs(report, flags);
       return auditExitCode(report);
     }
-    // The re-check: the report the operator saw (--from), or this run's own, held against a fresh audit.
-    const recheck = planned ? report : await audit(hosts, o);
-    const actions = plan(planned ?? report, recheck, kinds, new Set(flags.forceFinalize));
-    const todo = actions.filter((a) => !a.outcome);
-    process.stderr.write(renderPlan(actions, flags.check));
-    if (flags.check || !todo.length) {
-      writeOutputs(recheck, flags);
-      return actions.some((a) => a.outcome === 'left') ? 4 : auditExitCode(recheck);
-    }
-    if (!flags.yes) await confirm(todo);
-    await applyFixes(todo, { hosts, connect, ...(api ? { api } : {}) });
-    const after = await audit(hosts, o);
-    proveFixes(todo, after);
-    process.stderr.write(renderOutcomes(todo));
-    writeOutputs(after, flags);
-    if (actions.some((a) => a.outcome === 'left')) return 4;
-    return todo.some((a) => a.outcome === 'failed') ? 1 : auditExitCode(after);
+    return await fix(report, hosts, o, { flags, kinds, forks, api, connect, release });
   } finally {
     await close();
   }
 }
 
-/** One connection per host for a whole run (audit, re-check, remedies, proof), closed together. */
-function session(hosts: Host[], flags: AuditFlags) {
-  const ready = connector(hosts, flags);
+/**
+ * The fix, after the audit: the candidates confirmed, then each host under its lock
+ * (re-check, remedies, proof) through the engine, the cluster row's API remedies, and
+ * the audit after it, every action in a journal like a run's.
+ */
+async function fix(
+  report: AuditReport,
+  hosts: Host[],
+  o: AuditOptions,
+  x: { flags: AuditFlags; kinds: Set<AuditKind>; forks: number; api: ApiSource | undefined; connect: (h: Host) => Promise<Transport>; release: (h: Host) => Promise<void> },
+): Promise<number> {
+  const { flags, kinds } = x;
+  const forceFinalize = new Set(flags.forceFinalize);
+  const candidates = plan(report, report, kinds, forceFinalize);
+  checkForceFinalize(candidates, forceFinalize);
+  const todo = candidates.filter((a) => !a.outcome);
+  if (!flags.check) process.stderr.write(renderPlan(candidates, false));
+  if (!todo.length) {
+    if (flags.check) process.stderr.write(renderPlan(candidates, true));
+    writeOutputs(report, flags);
+    return auditExitCode(report) !== 3 && candidates.some((a) => a.outcome === 'left') ? 4 : auditExitCode(report);
+  }
+  if (!flags.check && !flags.yes) await confirm(todo);
+
+  const runId = newRunId();
+  const journal = new Journal(stateDir(flags.stateDir), runId);
+  const command = 'audit --fix';
+  journal.write({ event: 'run-start', command, kinds: [...kinds], forceFinalize: [...forceFinalize], check: flags.check, hosts: hosts.map((h) => h.name), argv: process.argv.slice(2) });
+  process.stderr.write(`decom: fix ${runId}${flags.check ? ' (check: nothing will be changed)' : ''}, journal ${journal.file}\n`);
+  const kube = x.api && !flags.check && todo.some((a) => a.finding.kind.startsWith('stuck-')) ? await kubeClients(x.api) : undefined;
+  const recheckApi = x.api ? await readCluster(x.api) : undefined;
+  const waitLockSec = flags.waitLock !== undefined ? duration('--wait-lock', flags.waitLock, 0) : undefined;
+  const done = await runFixes(hosts, {
+    runId, holder: { runId, command, operator: operatorName(), since: new Date().toISOString() }, check: flags.check, ...(waitLockSec ? { waitLockSec } : {}),
+    forks: x.forks, journal, kinds, forceFinalize, planned: report, recheckApi, ...(kube ? { kube } : {}), connect: x.connect, release: x.release, audit: o,
+  });
+  const remedies = done.remedies;
+  // The report after it: the fixed hosts' states as their remedies' round trip re-probed them (in --check, the
+  // re-check's), the other hosts probed now, the API listed again. In a real run it is the proof.
+  const fresh = hosts.filter((_, i) => !done.probes[i]?.state && !done.probes[i]?.error);
+  const [probes, cluster] = await Promise.all([probeHosts(fresh, o), x.api && !flags.check ? readCluster(x.api) : recheckApi]);
+  const after = judge(hosts, hosts.map((h, i) => (done.probes[i]?.state || done.probes[i]?.error ? (done.probes[i] as HostProbe) : (probes[fresh.indexOf(h)] as HostProbe))), cluster, o, Date.now());
+  if (flags.check) process.stderr.write(renderPlan(remedies, true));
+  else {
+    proveFixes(remedies, after);
+    process.stderr.write(renderOutcomes(remedies));
+  }
+  writeOutputs(after, flags);
+  // As the README's exit codes: 3 (a host or the API not checked) wins over 4 (left alone), 4 over 1.
+  const checked = auditExitCode(after);
+  const code = checked === 3 ? 3 : done.refused.length || remedies.some((a) => a.outcome === 'left') ? 4 : remedies.some((a) => a.outcome === 'failed') ? 1 : checked;
+  journal.write({ event: 'run-end', exit: code, outcomes: remedies.map((r) => ({ host: r.host ?? '(cluster)', kind: r.finding.kind, subject: r.finding.subject, outcome: r.outcome ?? (flags.check ? 'would' : 'none'), ...(r.why ? { why: r.why } : {}) })) });
+  return code;
+}
+
+/**
+ * One connection per host for the whole run (audit, re-check, remedies, proof) while
+ * the hosts fit in the pool's bound; past it, each host's connection is closed when
+ * its part is done, so no more than the bound are ever open.
+ */
+function session(hosts: Host[], flags: AuditFlags, forks: number) {
+  const keep = hosts.length <= forks;
+  const ready = connector(hosts.slice(0, forks), flags);
   const open = new Map<string, Promise<Transport>>();
   return {
     connect: (h: Host) => {
       if (!open.has(h.name)) open.set(h.name, ready.then((c) => c.connect(h)));
       return open.get(h.name) as Promise<Transport>;
+    },
+    release: async (h: Host) => {
+      if (keep) return;
+      const t = open.get(h.name);
+      open.delete(h.name);
+      await t?.then((x) => x.close()).catch(() => {});
     },
     close: async () => {
       (await ready).close();
@@ -168,9 +228,9 @@ function writeOutputs(report: AuditReport, flags: Pick<AuditFlags, 'output' | 't
   process.stdout.write(render(report, { details: flags.details }));
 }
 
-const where = (a: Action) => printable(a.host ?? '(cluster)');
+const where = (a: Remedy) => printable(a.host ?? '(cluster)');
 
-function renderPlan(actions: Action[], check: boolean): string {
+function renderPlan(actions: Remedy[], check: boolean): string {
   if (!actions.length) return 'fix: nothing of the selected kinds to fix\n';
   const lines = actions.map((a) =>
     a.outcome === 'left' ? `${where(a)}: LEFT ALONE ${a.finding.kind} ${printable(a.finding.subject)}: ${printable(a.why ?? '')}` : `${where(a)}: ${check ? 'would ' : ''}${printable(a.what)}`,
@@ -178,11 +238,12 @@ function renderPlan(actions: Action[], check: boolean): string {
   return `${check ? 'fix plan (--check: nothing is changed)' : 'fix plan'}:\n${lines.map((l) => `  ${l}`).join('\n')}\n`;
 }
 
-function renderOutcomes(actions: Action[]): string {
-  return `${actions.map((a) => `${where(a)}: ${a.outcome === 'done' ? 'fixed' : a.outcome === 'gone' ? 'already gone' : 'FAILED'} ${a.finding.kind} ${printable(a.finding.subject)}${a.outcome === 'failed' && a.why ? `: ${printable(a.why)}` : ''}`).join('\n')}\n`;
+function renderOutcomes(actions: Remedy[]): string {
+  return `${actions.map((a) =>
+    a.outcome === 'left' ? `${where(a)}: LEFT ALONE ${a.finding.kind} ${printable(a.finding.subject)}: ${printable(a.why ?? '')}` : `${where(a)}: ${a.outcome === 'done' ? 'fixed' : a.outcome === 'gone' ? 'already gone' : 'FAILED'} ${a.finding.kind} ${printable(a.finding.subject)}${a.outcome === 'failed' && a.why ? `: ${printable(a.why)}` : ''}`).join('\n')}\n`;
 }
 
-async function confirm(todo: Action[]): Promise<void> {
+async function confirm(todo: Remedy[]): Promise<void> {
   if (!process.stdin.isTTY) throw inputError('refusing to fix without confirmation: no terminal to ask on; pass --yes');
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   const answer = await rl.question(`This changes ${todo.length} thing${todo.length === 1 ? '' : 's'} on the nodes and in the API, as listed above.\nType "fix" to go on: `);

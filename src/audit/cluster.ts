@@ -14,7 +14,7 @@
  */
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import type { V1APIService, V1Lease, V1Namespace, V1Node, V1Pod, V1VolumeAttachment } from '@kubernetes/client-node';
-import { apiClient, codeOf, errorLine, loadKubeConfig } from '../cluster/kubeconfig.js';
+import { codeOf, errorLine, kubeClients, type ApiSource } from '../cluster/kubeconfig.js';
 import { UserError } from '../util/errors.js';
 
 /** The lists an audit reads, each as RBAC names its resource (the ClusterRole of deploy/audit-cronjob.yaml grants exactly these). */
@@ -45,11 +45,8 @@ export interface ClusterView {
   refused?: Partial<Record<ApiList, string>>;
 }
 
-/** Where the API is: the kubeconfig kubectl would use (--kubeconfig, the inventory's, $KUBECONFIG, ~/.kube/config, in-cluster). */
-export interface ApiSource {
-  kubeconfig?: string;
-  context?: string;
-}
+/** Where the API is (src/cluster/kubeconfig.ts: the one source every command's clients come from), for the audit's imports. */
+export type { ApiSource };
 
 /** What reading the API came to: its lists (some maybe refused), no kubeconfig at all, or why no list could be read. */
 export type ClusterRead = { view: ClusterView } | { none: true } | { server: string; error: string };
@@ -115,23 +112,9 @@ async function all<T>(list: (page: { limit: number; _continue?: string }) => Pro
   return items;
 }
 
-/** The API's clients, from the kubeconfig kubectl would use; undefined when there is none. */
-export async function auditClients(source: ApiSource) {
-  const loaded = await loadKubeConfig(source.kubeconfig, source.context);
-  if (!loaded) return undefined;
-  const { kc, k8s, server } = loaded;
-  return {
-    server,
-    core: apiClient(k8s, kc, k8s.CoreV1Api),
-    storage: apiClient(k8s, kc, k8s.StorageV1Api),
-    coordination: apiClient(k8s, kc, k8s.CoordinationV1Api),
-    registration: apiClient(k8s, kc, k8s.ApiregistrationV1Api),
-  };
-}
-
 /** The lists, in this thread: all at once, each settled on its own. */
 async function listCluster(source: ApiSource): Promise<ClusterRead> {
-  const c = await auditClients(source);
+  const c = await kubeClients(source);
   if (!c) return { none: true };
   const [pods, nodes, namespaces, volumeattachments, leases] = await Promise.allSettled([
     all((p) => c.core.listPodForAllNamespaces(p)),

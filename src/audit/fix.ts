@@ -1,21 +1,31 @@
 /**
- * `decom audit --fix KIND,...`: the provably safe remedies, and only for findings a
- * fresh audit (the re-check) still makes with the same target. Node remedies run as
- * one script per host (one round trip), each guarded again on the node at the moment
- * it acts; API remedies carry the pod's UID as a precondition. A last audit proves
- * what is gone.
+ * `decom audit --fix KIND,...`: the provably safe remedies, only for findings a fresh
+ * audit (the re-check) still makes with the same target, through the engine every run
+ * uses. Per host, in the one host pool: the node's lock and the re-check's probe in one
+ * round trip (the lock is held from before the re-check until the proof), the
+ * interlocks, then the remedies as one step — the reset's own actions plus each one's
+ * live-node guard (steps/remedies.ts) — applied and re-probed in one round trip, every
+ * action in the journal. API remedies go through the same clients as the drain, with
+ * the pod's UID as a precondition. The audit after it proves what is gone.
  */
-import type { CoreV1Api } from '@kubernetes/client-node';
-import { q, STOP_PROCS } from '../engine/sh.js';
+import { z } from 'zod';
+import type { V1Node } from '@kubernetes/client-node';
+import type { Kube } from '../cluster/context.js';
 import { codeOf, errorLine } from '../cluster/kubeconfig.js';
+import { nodeNameOf, otherMachine } from '../cluster/node.js';
+import { applyStep, wrongHost } from '../engine/engine.js';
+import type { Journal } from '../engine/journal.js';
+import { heldBy, lockAndProbe, releaseScript, type LockHolder } from '../engine/lock.js';
+import type { Action as NodeAction, ActionResult, Step, StepContext } from '../engine/step.js';
 import type { Host } from '../inventory/index.js';
-import type { Transport } from '../transport/types.js';
+import { AUDIT_VIEWS, type NodeState, type Proc } from '../probes/index.js';
+import { GONE, leaseRemedy, netnsRemedy, notPodCgroups, phantomRemedy, podCgroupRemedy, podDirRemedy, vethRemedy } from '../steps/remedies.js';
+import { TransportError, type Transport } from '../transport/types.js';
 import { inputError } from '../util/errors.js';
+import { pool } from '../util/pool.js';
+import { judge, type AuditOptions, type AuditReport } from './audit.js';
+import type { ClusterRead } from './cluster.js';
 import { AUDIT_KINDS, type AuditFinding, type AuditKind } from './rules.js';
-import type { AuditReport } from './audit.js';
-import { auditClients, type ApiSource } from './cluster.js';
-import { kubeCgroupLevel } from '../probes/parse.js';
-import { RM_CGROUPS } from '../steps/cgroups.js';
 
 /** The kinds with a remedy; the others are reported only (decom run, etcdctl or the storage driver's owner act on them). */
 const FIXABLE: readonly AuditKind[] = ['phantom-pod', 'orphan-pod-cgroup', 'orphan-pod-dir', 'orphan-netns', 'orphan-veth', 'orphan-ipam-lease', 'stuck-terminating-pod', 'stuck-terminating-namespace'];
@@ -38,7 +48,7 @@ export function fixKinds(text: string, forceFinalize: string[]): Set<AuditKind> 
 }
 
 /** One remedy: a finding of a selected kind, where it is, and what happened to it. */
-export interface Action {
+export interface Remedy {
   host?: string;
   finding: AuditFinding;
   /** What the remedy does, in words. */
@@ -59,7 +69,7 @@ function describe(f: AuditFinding): string {
   const t = f.target;
   switch (f.kind) {
     case 'phantom-pod':
-      return `stop and remove pod ${f.subject}'s ${(t.containers as string[]).length} containers (sandbox last) and the processes in its cgroup`;
+      return `stop and remove pod ${f.subject}'s ${(t.containers as string[]).length} containers through its runtime (the CNI DEL frees its network) and the processes in its cgroup`;
     case 'orphan-pod-cgroup':
       return `${(t.processes as string[]).length ? `stop the ${(t.processes as string[]).length} processes in it, then ` : ''}remove the pod cgroup ${f.subject} and its containers' in every hierarchy${f.subject.endsWith('.slice') ? ' (its slice stopped through systemd first)' : ''}; never the QoS cgroups`;
     case 'orphan-pod-dir':
@@ -102,14 +112,14 @@ function unsafe(f: AuditFinding, report: AuditReport): string | undefined {
  * saw) held against `recheck` (a fresh audit): one the re-check no longer makes, or
  * makes with another target (a phantom's pod is back in the API), is left alone.
  */
-export function plan(planned: AuditReport, recheck: AuditReport, kinds: ReadonlySet<AuditKind>, forceFinalize: ReadonlySet<string>): Action[] {
+export function plan(planned: AuditReport, recheck: AuditReport, kinds: ReadonlySet<AuditKind>, forceFinalize: ReadonlySet<string>): Remedy[] {
   const fresh = rowFindings(recheck);
-  const actions: Action[] = [];
+  const remedies: Remedy[] = [];
   for (const { host, finding } of rowFindings(planned)) {
     if (!kinds.has(finding.kind)) continue;
     // A namespace is acted on only when named: the others are not part of the plan.
     if (finding.kind === 'stuck-terminating-namespace' && !forceFinalize.has(finding.subject)) continue;
-    const a: Action = { ...(host ? { host } : {}), finding, what: describe(finding) };
+    const a: Remedy = { ...(host ? { host } : {}), finding, what: describe(finding) };
     const now = fresh.find((x) => x.host === host && sameTarget(x.finding, finding));
     if (!now) {
       a.outcome = 'left';
@@ -120,132 +130,245 @@ export function plan(planned: AuditReport, recheck: AuditReport, kinds: Readonly
       const why = unsafe(now.finding, recheck);
       if (why) Object.assign(a, { outcome: 'left', why });
     }
-    actions.push(a);
+    remedies.push(a);
   }
+  return remedies;
+}
+
+/** --force-finalize NAME must name a namespace the audit finds stuck. */
+export function checkForceFinalize(candidates: readonly Remedy[], forceFinalize: Iterable<string>): void {
   for (const ns of forceFinalize) {
-    if (!actions.some((a) => a.finding.kind === 'stuck-terminating-namespace' && a.finding.subject === ns)) {
+    if (!candidates.some((a) => a.finding.kind === 'stuck-terminating-namespace' && a.finding.subject === ns)) {
       throw inputError(`--force-finalize ${ns}: the audit finds no namespace ${ns} stuck Terminating`);
     }
   }
-  return actions;
 }
 
-/** The guarded shell of one remedy, after STOP_PROCS and RM_CGROUPS. Each ends with `@@R done|gone|failed [why]`. */
-export function remedy(f: AuditFinding): string {
+/** The processes a finding names as PID:START, as the node's state has them now (a PID reused since is not one of them). */
+const procsOf = (s: NodeState, refs: readonly string[]): Proc[] =>
+  refs.flatMap((r) => {
+    const [pid, start] = r.split(':');
+    const p = s.processes.get(Number(pid));
+    return p && String(p.start) === start ? [p] : [];
+  });
+
+/** A node remedy's actions on the re-check's state, or why it refuses to act. */
+export function nodeActions(f: AuditFinding, s: NodeState): { actions: NodeAction[] } | { refuse: string } {
   const t = f.target;
-  const ok = `echo "@@R done"`;
   switch (f.kind) {
     case 'phantom-pod': {
-      const ids = (t.containers as string[]).map(q).join(' ');
-      const sandboxes = new Set(t.sandboxes as string[]);
-      const order = [...(t.containers as string[]).filter((c) => !sandboxes.has(c)), ...(t.sandboxes as string[])].map(q).join(' ');
-      const rm =
-        t.runtime === 'docker'
-          ? `docker rm -f ${order} >/dev/null`
-          : // With containerd down there is nothing to ask: its processes are stopped below, its records go with the next reset.
-            `if pgrep -x containerd >/dev/null; then if command -v crictl >/dev/null; then crictl rm -f ${order} >/dev/null 2>&1; crictl rmp -f ${(t.sandboxes as string[]).map(q).join(' ')} >/dev/null 2>&1; fi; ctr -n k8s.io task rm -f ${order} >/dev/null 2>&1; ctr -n k8s.io container rm ${order} >/dev/null 2>&1; fi`;
-      return `${rm}; stop_procs 5 ${(t.processes as string[]).join(' ')}; left=; for c in ${ids}; do [ -e /run/containerd/io.containerd.runtime.v2.task/k8s.io/$c/init.pid ] && left=1; done; [ -z "$left" ] && ${ok} || echo "@@R failed a task of the pod is still there"`;
+      const ids = new Set([...(t.containers as string[]), ...(t.sandboxes as string[])]);
+      return { actions: phantomRemedy(s, s.containers.filter((c) => ids.has(c.id)), procsOf(s, t.processes as string[])) };
     }
     case 'orphan-pod-cgroup': {
-      // A live node: pod-level cgroups only (kubeCgroupLevel, verify's rule), never the running
-      // kubelet's QoS tree (/kubepods, besteffort, burstable, their slices) it is in.
+      // A live node: pod-level cgroups only, never the running kubelet's QoS tree it is in.
       const paths = t.cgroups as string[];
-      const notPods = paths.filter((c) => kubeCgroupLevel(c)?.level !== 'pod');
-      if (!paths.length || notPods.length) return `echo "@@R failed not a pod's cgroup: ${notPods.join(', ').replace(/[^\w./,-]/g, '?')}"`;
-      // systemd driver: the pod's slice is systemd's unit; stopped through it (no rmdir behind its back), then what it leaves.
-      const slices = paths.filter((c) => c.endsWith('.slice')).map((c) => q(c.slice(c.lastIndexOf('/') + 1)));
-      const stop = slices.length ? `[ -d /run/systemd/system ] && timeout 60 systemctl stop -- ${slices.join(' ')} >/dev/null 2>&1; ` : '';
-      const ps = paths.map(q).join(' ');
-      return `stop_procs 5 ${(t.processes as string[]).join(' ')}; had=; for h in $CGH; do for p in ${ps}; do [ -d "$h$p" ] && had=1; done; done; [ -n "$had" ] || { echo "@@R gone"; exit 0; }; ${stop}if out=$(rm_cgroups ${ps}); then ${ok}; else echo "@@R failed $out"; fi`;
+      const why = notPodCgroups(paths);
+      return why ? { refuse: why } : { actions: podCgroupRemedy(s, paths, procsOf(s, t.processes as string[])) };
     }
-    case 'orphan-pod-dir': {
-      const dir = q(t.dir as string);
-      const mounts = [...(t.mounts as string[])].sort((a, b) => b.length - a.length).map(q).join(' ');
-      // Unmount deepest first, no lazy unmount (a busy mount stays and the dir with it); then
-      // remove only if nothing is mounted below it any more, without crossing into a mount.
-      return `[ -e ${dir} ] || { echo "@@R gone"; exit 0; }; [ -L ${dir} ] && { echo "@@R failed it is a symbolic link now"; exit 0; }; for m in ${mounts}; do grep -q " $m " /proc/self/mountinfo && umount "$m"; done; if awk -v d=${dir}/ 'index($5, d) == 1 { found = 1 } END { exit !found }' /proc/self/mountinfo; then echo "@@R failed a mount below it is busy: left in place"; else rm -rf --one-file-system ${dir} && ${ok} || echo "@@R failed rm"; fi`;
-    }
-    case 'orphan-netns': {
-      const n = q(t.netns as string);
-      // Still unused? No process may be in it now (one that entered since the audit keeps it).
-      return `[ -e /run/netns/${n} ] || { echo "@@R gone"; exit 0; }; ino=$(stat -L -c %i /run/netns/${n}); if ls -l /proc/[0-9]*/ns/net 2>/dev/null | grep -q "net:\\[$ino\\]"; then echo "@@R failed a process is in it now"; else ip netns del ${n} && ${ok} || echo "@@R failed ip netns del"; fi`;
-    }
-    case 'orphan-veth': {
-      const l = q(t.link as string);
-      return `ip -o link show ${l} >/dev/null 2>&1 || { echo "@@R gone"; exit 0; }; if ip -o link show ${l} | grep -q -E " link-netns ${(t.netns as string).replace(/[^A-Za-z0-9_-]/g, '.')}( |\$)"; then ip link del ${l} && ${ok} || echo "@@R failed ip link del"; else echo "@@R failed its peer is elsewhere now"; fi`;
-    }
-    case 'orphan-ipam-lease': {
-      const file = q(t.file as string);
-      // Only while it still names the dead sandbox (host-local may have handed the address out again).
-      // Its first line, without the \r host-local >= 0.8 ends it with ("ID\r\nIFNAME"; before 0.8 the ID alone).
-      return `[ -f ${file} ] || { echo "@@R gone"; exit 0; }; v=; read -r v < ${file}; CR=$(printf '\\r'); v=\${v%"$CR"}; if [ "$v" = ${q(t.sandbox as string)} ]; then rm -f ${file} && ${ok}; else echo "@@R failed the address was handed out again"; fi`;
-    }
+    case 'orphan-pod-dir':
+      return { actions: podDirRemedy(t.dir as string, t.mounts as string[]) };
+    case 'orphan-netns':
+      return { actions: netnsRemedy(t.netns as string) };
+    case 'orphan-veth':
+      return { actions: vethRemedy(t.link as string, t.netns as string) };
+    case 'orphan-ipam-lease':
+      return { actions: leaseRemedy(t.file as string, t.sandbox as string) };
     default:
-      return `echo "@@R failed no node remedy"`;
+      return { refuse: 'no node remedy' };
   }
 }
 
-/**
- * Every remedy of the plan at once: each host's in one script over its connection,
- * the API's through the API (whatever host their finding is on).
- */
-export async function applyFixes(
-  todo: Action[],
-  o: { hosts: Host[]; connect: (h: Host) => Promise<Transport>; api?: ApiSource },
-): Promise<void> {
-  const byHost = new Map<string, Action[]>();
-  for (const a of todo) if (a.host && !API_FIXES.has(a.finding.kind)) byHost.set(a.host, [...(byHost.get(a.host) ?? []), a]);
-  const viaApi = todo.filter((a) => API_FIXES.has(a.finding.kind));
-  await Promise.all([
-    ...[...byHost].map(async ([name, as]) => {
-      const h = o.hosts.find((x) => x.name === name) as Host;
-      await fixHost(await o.connect(h), h.become, as);
-    }),
-    (async () => {
-      const clients = viaApi.length && o.api ? await auditClients(o.api) : undefined;
-      await Promise.all(viaApi.map((a) => (clients ? fixApi(clients.core, a) : Promise.resolve())));
-    })(),
-  ]);
+/** How a remedy went, from its actions' results: a guard's `gone`, its other refusals, an exit status. */
+export function outcomeOf(results: readonly ActionResult[]): Pick<Remedy, 'outcome' | 'why'> {
+  if (!results.length || results.every((r) => r.skipped && r.output?.trim() === GONE)) return { outcome: 'gone' };
+  const refused = results.find((r) => r.skipped && r.output?.trim() !== GONE);
+  if (refused) return { outcome: 'failed', why: refused.output?.trim() || 'its guard refused' };
+  const bad = results.find((r) => !r.skipped && r.code !== 0);
+  if (bad) return { outcome: 'failed', why: `${bad.what}: exit ${bad.code}${bad.output?.trim() ? `: ${bad.output.trim().split('\n').slice(-1)[0]}` : ''}` };
+  return { outcome: 'done' };
 }
 
 /** A remedy that said done is proven by the audit after it: its finding must be gone. */
-export function proveFixes(todo: Action[], after: AuditReport): void {
+export function proveFixes(todo: Remedy[], after: AuditReport): void {
   for (const a of todo) {
+    if (a.outcome === 'left') continue;
     const row = a.host ? (after.hosts.find((h) => h.host === a.host)?.findings ?? []) : after.cluster;
     const still = row.some((f) => f.kind === a.finding.kind && f.subject === a.finding.subject);
     if (still && a.outcome !== 'failed') Object.assign(a, { outcome: 'failed', why: `the audit after it still finds it${a.why ? ` (${a.why})` : ''}` });
   }
 }
 
-/** Runs one host's node remedies in one round trip and records each outcome. */
-async function fixHost(t: Transport, become: boolean, actions: Action[]): Promise<void> {
-  const ordered = [...actions].sort((a, b) => NODE_ORDER.indexOf(a.finding.kind) - NODE_ORDER.indexOf(b.finding.kind));
-  const script = ordered.map((a, i) => `# ${a.what.replace(/\n/g, ' ')}\n( ${remedy(a.finding)} ) 2>&1 | sed -n 's/^@@R /@@${i} /p'`).join('\n');
-  const r = await t.exec(`PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n${STOP_PROCS}\n${RM_CGROUPS}\n${script}\n`, { sudo: become, timeoutSec: 120 });
-  for (const [i, a] of ordered.entries()) {
-    const m = new RegExp(`^@@${i} (done|gone|failed)(?: (.*))?$`, 'm').exec(r.stdout);
-    if (!m) Object.assign(a, { outcome: 'failed', why: `no answer from the node (exit ${r.code}${r.stderr.trim() ? `: ${r.stderr.trim().split('\n').slice(-1)[0]}` : ''})` });
-    else {
-      a.outcome = m[1] as Action['outcome'];
-      if (m[2]) a.why = m[2];
-    }
-  }
-}
-
-/** The API remedies: a force delete with the pod's UID as precondition, a namespace finalized. */
-async function fixApi(core: CoreV1Api, a: Action): Promise<void> {
+/** The API remedies: a force delete with the pod's UID as precondition, a namespace finalized; each in the journal with its request and status. */
+async function fixApi(kube: Kube, a: Remedy, journal: (e: Record<string, unknown>) => void): Promise<void> {
   const t = a.finding.target;
+  const pod = a.finding.kind === 'stuck-terminating-pod';
+  const request = pod
+    ? `DELETE /api/v1/namespaces/${t.namespace}/pods/${t.name} (gracePeriodSeconds=0, preconditions.uid=${t.uid})`
+    : `PUT /api/v1/namespaces/${t.namespace}/finalize (spec.finalizers emptied)`;
+  let status = 200;
   try {
-    if (a.finding.kind === 'stuck-terminating-pod') {
-      await core.deleteNamespacedPod({ name: t.name as string, namespace: t.namespace as string, gracePeriodSeconds: 0, body: { preconditions: { uid: t.uid as string } } });
-    } else if (a.finding.kind === 'stuck-terminating-namespace') {
-      const ns = await core.readNamespace({ name: t.namespace as string });
-      await core.replaceNamespaceFinalize({ name: t.namespace as string, body: { ...ns, spec: { ...ns.spec, finalizers: [] } } });
+    if (pod) {
+      await kube.core.deleteNamespacedPod({ name: t.name as string, namespace: t.namespace as string, gracePeriodSeconds: 0, body: { preconditions: { uid: t.uid as string } } });
+    } else {
+      const ns = await kube.core.readNamespace({ name: t.namespace as string });
+      await kube.core.replaceNamespaceFinalize({ name: t.namespace as string, body: { ...ns, spec: { ...ns.spec, finalizers: [] } } });
     }
     a.outcome = 'done';
   } catch (e) {
-    if (codeOf(e) === 404) a.outcome = 'gone';
+    status = codeOf(e) ?? 0;
+    if (status === 404) a.outcome = 'gone';
     else Object.assign(a, { outcome: 'failed', why: errorLine(e) });
+  }
+  journal({ event: 'action', step: 'fix', action: a.what, api: request, status, ...(a.why && a.outcome === 'failed' ? { error: a.why } : {}) });
+}
+
+/** What the fix works with: the run, the re-check's API lists, the clients for API remedies. */
+export interface FixRun {
+  runId: string;
+  holder: LockHolder;
+  check: boolean;
+  waitLockSec?: number;
+  forks: number;
+  journal: Journal;
+  kinds: ReadonlySet<AuditKind>;
+  forceFinalize: ReadonlySet<string>;
+  /** The report whose findings are fixed (the operator saw it, or the audit just before). */
+  planned: AuditReport;
+  /** The API's lists for the re-check, read once after the confirmation (undefined: --no-api). */
+  recheckApi: ClusterRead | undefined;
+  /** The clients API remedies use; undefined when there is no API. */
+  kube?: Kube;
+  connect(h: Host): Promise<Transport>;
+  /** The connection is done with (closed unless the session keeps it). */
+  release(h: Host): Promise<void>;
+  audit: Pick<AuditOptions, 'inventory' | 'stuckAfterSec' | 'staleAfterSec' | 'etcdGroup'>;
+}
+
+/** Each host's part of a fix: its remedies, its state after them (the proof's node side), and why it was refused. */
+interface HostFix {
+  remedies: Remedy[];
+  probe: { state?: NodeState; error?: string };
+  refused?: string;
+}
+
+/** Why the fix refuses this host before acting (the interlocks a run asks too): the hostname, and the machine-id the Node reports. */
+function interlock(host: Host, s: NodeState, recheck: ClusterRead | undefined): string | undefined {
+  const nodes: V1Node[] = recheck && 'view' in recheck ? recheck.view.nodes : [];
+  const node = nodes.find((n) => n.metadata?.name === nodeNameOf(host));
+  return wrongHost(host, s) ?? otherMachine(host, nodeNameOf(host), node, s);
+}
+
+/** The remedies, as one step the engine runs: the plan is the remedies' actions in NODE_ORDER, owned residue none (the proof is the audit's). */
+function remedyStep(actions: NodeAction[]): Step {
+  return {
+    name: 'fix',
+    description: "the audit's remedies",
+    params: z.object({}),
+    owns: () => false,
+    views: [...AUDIT_VIEWS],
+    plan: () => actions,
+    after: (s) => s,
+    timeoutSec: () => 120,
+  };
+}
+
+async function fixHost(host: Host, f: FixRun): Promise<HostFix> {
+  const journal = (e: Record<string, unknown>) => f.journal.write({ host: host.name, ...e });
+  const planned: AuditReport = { ...f.planned, hosts: f.planned.hosts.filter((h) => h.host === host.name), cluster: [] };
+  const mine = plan(planned, planned, f.kinds, f.forceFinalize).filter((r) => !r.outcome);
+  const leave = (remedies: Remedy[], why: string) => remedies.map((r) => ({ ...r, outcome: 'left' as const, why }));
+  let t: Transport | undefined;
+  let locked = false;
+  const out: HostFix = { remedies: mine, probe: {} };
+  try {
+    t = await f.connect(host);
+    const { trip, lock } = await lockAndProbe(t, { holder: f.holder, check: f.check, sudo: host.become, views: AUDIT_VIEWS, ...(f.waitLockSec ? { waitSec: f.waitLockSec } : {}), waiting: (held) => journal({ event: 'lock-wait', holder: held.holder ?? { runId: held.other } }) });
+    let state = trip.state;
+    if (f.audit.etcdGroup) state.etcdGroup = f.audit.etcdGroup(host);
+    locked = lock.verdict === 'acquired' || lock.verdict === 'taken';
+    journal({ event: 'host-start', check: f.check, hostname: state.hostname, lock: lock.verdict, ...(lock.other ? { other: lock.other } : {}), ...(lock.holder ? { holder: lock.holder } : {}) });
+    out.probe = { state };
+    const refused = lock.verdict === 'held' ? `${heldBy(lock)}; try again when it ends, or wait for it (--wait-lock)` : interlock(host, state, f.recheckApi);
+    if (refused) {
+      journal({ event: 'refused', reason: refused });
+      return { ...out, remedies: leave(mine, refused), refused };
+    }
+    // The re-check, under the lock: this host's probe just taken, judged with the API's lists.
+    const recheck = judge([host], [{ state }], f.recheckApi, f.audit, Date.now());
+    const remedies = plan(planned, recheck, f.kinds, f.forceFinalize);
+    out.remedies = remedies;
+    const todo = remedies.filter((r) => !r.outcome);
+    if (f.check || !todo.length) return out;
+
+    const onNode = todo.filter((r) => !API_FIXES.has(r.finding.kind)).sort((a, b) => NODE_ORDER.indexOf(a.finding.kind) - NODE_ORDER.indexOf(b.finding.kind));
+    const actions: NodeAction[] = [];
+    const owner: number[] = [];
+    for (const [i, r] of onNode.entries()) {
+      const made = nodeActions(r.finding, state);
+      if ('refuse' in made) Object.assign(r, { outcome: 'failed', why: made.refuse });
+      else for (const a of made.actions) (actions.push(a), owner.push(i));
+    }
+    if (actions.length) {
+      const ctx: StepContext = { runId: f.runId, backupDir: '', host: host.name, node: nodeNameOf(host), vars: host.vars, params: {}, operatorBackupDir: '', before: new Set() };
+      const step = { step: remedyStep(actions), label: 'fix', params: {} };
+      journal({ event: 'step-start', step: 'fix', remedies: onNode.map((r) => `${r.finding.kind} ${r.finding.subject}`) });
+      const done = await applyStep(t, state, step, ctx, host.become, AUDIT_VIEWS, journal);
+      state = done.state;
+      out.probe = { state };
+      // applyStep runs the client-side actions (the runtimes' APIs) first, then the scripts, and reports them in that order.
+      const order = [...actions.keys()].sort((a, b) => Number(!actions[a]!.client) - Number(!actions[b]!.client));
+      const results = new Map<number, ActionResult[]>();
+      for (const [k, r] of done.r.actions.entries()) {
+        const i = owner[order[k] as number] as number;
+        results.set(i, [...(results.get(i) ?? []), r]);
+      }
+      for (const [i, r] of onNode.entries()) if (!r.outcome) Object.assign(r, outcomeOf(results.get(i) ?? []));
+      journal({ event: 'step', step: 'fix', status: done.r.status, actions: done.r.actions.length, ms: done.r.ms });
+    }
+    for (const r of onNode) if (!r.outcome) r.outcome = 'gone';
+    // API remedies of pods on this node: their containers were proven dead under this node's lock.
+    for (const r of todo.filter((x) => API_FIXES.has(x.finding.kind))) {
+      if (f.kube) await fixApi(f.kube, r, journal);
+      else Object.assign(r, { outcome: 'failed', why: 'no API to act through' });
+    }
+    return out;
+  } catch (e) {
+    if (!(e instanceof TransportError)) throw e;
+    journal({ event: 'error', error: e.message });
+    return { remedies: mine.map((r) => ({ ...r, outcome: 'failed' as const, why: e.message })), probe: { error: e.message } };
+  } finally {
+    if (locked && t) await t.exec(releaseScript(f.runId), { sudo: host.become, timeoutSec: 30 }).catch(() => {});
+    journal({ event: 'host-end', refused: out.refused });
+    await f.release(host);
   }
 }
 
+/**
+ * The whole fix: every host that has something to fix, in the host pool, each under its
+ * lock; then the cluster row's API remedies (pods of Nodes that are gone, namespaces),
+ * re-checked against the same lists. Returns every remedy with its outcome, each
+ * host's state after it (for the proof's report), and the hosts refused.
+ */
+export async function runFixes(hosts: Host[], f: FixRun): Promise<{ remedies: Remedy[]; probes: HostFix['probe'][]; refused: string[] }> {
+  const candidates = plan(f.planned, f.planned, f.kinds, f.forceFinalize);
+  const touched = new Set(candidates.flatMap((r) => (r.host && !r.outcome ? [r.host] : [])));
+  const fixes = await pool(hosts, f.forks, (h) => (touched.has(h.name) ? fixHost(h, f) : Promise.resolve<HostFix | undefined>(undefined)));
+  // A host with nothing to do keeps its candidates, each left alone already (not safe in the report fixed).
+  const remedies = hosts.flatMap((h, i) => fixes[i]?.remedies ?? candidates.filter((r) => r.host === h.name));
+  // The cluster row: what has no audited host (a Terminating pod whose Node is gone, a namespace).
+  const clusterPlanned: AuditReport = { ...f.planned, hosts: [], cluster: f.planned.cluster };
+  const clusterNow = judge([], [], f.recheckApi, f.audit, Date.now());
+  const cluster = plan(clusterPlanned, { ...clusterNow, hosts: f.planned.hosts }, f.kinds, f.forceFinalize);
+  const journal = (e: Record<string, unknown>) => f.journal.write({ host: '(cluster)', ...e });
+  for (const r of cluster.filter((x) => !x.outcome)) {
+    if (f.check) continue;
+    if (f.kube) await fixApi(f.kube, r, journal);
+    else Object.assign(r, { outcome: 'failed', why: 'no API to act through' });
+  }
+  return {
+    remedies: [...remedies, ...cluster],
+    probes: fixes.map((x) => x?.probe ?? {}),
+    refused: fixes.flatMap((x) => (x?.refused ? [x.refused] : [])),
+  };
+}

@@ -3,7 +3,7 @@
  * is, the run's flags, and the other etcd hosts it may ask. Types only: the engine,
  * the steps and src/cluster all use them, so they sit below all three.
  */
-import type { AppsV1Api, CertificatesV1Api, CoordinationV1Api, CoreV1Api, PolicyV1Api, StorageV1Api, V1Node } from '@kubernetes/client-node';
+import type { ApiregistrationV1Api, AppsV1Api, CertificatesV1Api, CoordinationV1Api, CoreV1Api, PolicyV1Api, StorageV1Api, V1Node } from '@kubernetes/client-node';
 import type { Host } from '../inventory/index.js';
 import type { Transport } from '../transport/types.js';
 
@@ -14,6 +14,8 @@ export interface Kube {
   policy: PolicyV1Api;
   certificates: CertificatesV1Api;
   coordination: CoordinationV1Api;
+  /** The APIServices (the audit: why a namespace cannot be emptied). */
+  registration: ApiregistrationV1Api;
   /** The API server's URL, for messages. */
   server: string;
 }

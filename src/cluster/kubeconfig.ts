@@ -36,20 +36,57 @@ export function inventoryKubeconfig(inventoryFile: string, hosts: { vars: Record
 /** The files $KUBECONFIG lists (kubectl's rule: missing ones are ignored). */
 const envFiles = () => (process.env.KUBECONFIG ?? '').split(':').filter((p) => p && existsSync(p));
 
+/**
+ * Where the API is: the kubeconfig kubectl would use and the context. `kubeconfig`
+ * undefined: kubectl's own search (every file of $KUBECONFIG merged, ~/.kube/config,
+ * the pod's service account); `context` undefined: the current context.
+ */
+export interface ApiSource {
+  kubeconfig?: string;
+  context?: string;
+}
+
+/**
+ * The API a command works with, from its flags and its inventory: --kubeconfig, else
+ * the inventory's decom_kubeconfig (its hosts must agree), else kubectl's own search;
+ * with --context. A file named that does not exist is refused here, before any host
+ * is contacted.
+ */
+export function apiSource(inventoryFile: string, hosts: { vars: Record<string, unknown> }[], flags: { kubeconfig?: string; context?: string }): ApiSource {
+  const kubeconfig = flags.kubeconfig ? kubeconfigPath(flags.kubeconfig) : inventoryKubeconfig(inventoryFile, hosts);
+  return { ...(kubeconfig ? { kubeconfig } : {}), ...(flags.context ? { context: flags.context } : {}) };
+}
+
+/**
+ * The kubeconfig files a source loads, in kubectl's order of precedence: its own file,
+ * else every existing file of $KUBECONFIG, else ~/.kube/config. None: nothing to load
+ * (in a pod, the service account is then the API's).
+ */
+export function kubeconfigFiles(source: ApiSource): string[] {
+  if (source.kubeconfig) return [kubeconfigPath(source.kubeconfig) as string];
+  const env = envFiles();
+  return env.length ? env : [kubeconfigPath()].filter((f): f is string => !!f);
+}
+
+/** Whether decom runs in a pod with a service account's token (the API's last resort, as client-go's). */
+const inCluster = () => !!process.env.KUBERNETES_SERVICE_HOST && existsSync('/var/run/secrets/kubernetes.io/serviceaccount/token');
+
 /** Where the run's API access comes from, for messages: "FILE", "FILE+FILE", or "in-cluster". */
 export type KubeSource = string;
 
 /**
- * A KubeConfig loaded as kubectl loads one: --kubeconfig, else every file of
- * $KUBECONFIG merged (the first to set a name or the current context wins), else
- * ~/.kube/config, else the pod's service account when decom runs in a pod. With
- * --context, that context. Loads the client library (~0.4 s): only commands that
- * talk to the API pay for it. Undefined when there is nothing to load.
+ * A KubeConfig loaded as kubectl loads one: the source's file (--kubeconfig, the
+ * inventory's), else every file of $KUBECONFIG merged (the first to set a name or the
+ * current context wins), else ~/.kube/config, else the pod's service account when
+ * decom runs in a pod. With the source's context (--context), that context. Loads the
+ * client library (~0.4 s): only commands that talk to the API pay for it. Undefined
+ * when there is nothing to load.
  */
-export async function loadKubeConfig(flag?: string, context?: string) {
+export async function loadKubeConfig(api: ApiSource) {
+  const { context } = api;
   const k8s = await import('@kubernetes/client-node');
   const kc = new k8s.KubeConfig();
-  const files = flag ? [kubeconfigPath(flag) as string] : envFiles().length ? envFiles() : [kubeconfigPath()].filter((f): f is string => !!f);
+  const files = kubeconfigFiles(api);
   let source: KubeSource;
   if (files.length) {
     for (const file of files) {
@@ -65,7 +102,7 @@ export async function loadKubeConfig(flag?: string, context?: string) {
       for (const c of one.contexts) if (!kc.getContextObject(c.name)) kc.addContext(c);
     }
     source = files.join('+');
-  } else if (process.env.KUBERNETES_SERVICE_HOST && existsSync('/var/run/secrets/kubernetes.io/serviceaccount/token')) {
+  } else if (inCluster()) {
     kc.loadFromCluster();
     source = 'in-cluster';
   } else return undefined;
@@ -104,17 +141,13 @@ export function apiClient<T>(k8s: K8s, kc: KubeConfig, api: new (config: ReturnT
   return new api(k8s.createConfiguration({ baseServer: new k8s.ServerConfiguration(server, {}), authMethods: { default: auth } }));
 }
 
-/** The core client alone, from one kubeconfig file (the Node check of `verify` and the reset). */
-export async function coreApi(path: string) {
-  const k8s = await import('@kubernetes/client-node');
-  const kc = new k8s.KubeConfig();
-  kc.loadFromFile(path);
-  return { api: apiClient(k8s, kc, k8s.CoreV1Api), server: kc.getCurrentCluster()?.server ?? '(no server)' };
-}
-
-/** Every typed client the cluster side uses, from the kubeconfig kubectl would use. */
-export async function kubeClients(flag?: string, context?: string): Promise<Kube | undefined> {
-  const loaded = await loadKubeConfig(flag, context);
+/**
+ * Every typed client decom uses, from the source's kubeconfig and context: THE way
+ * decom reaches the API (the decommission, verify's and the reset's Node check, the
+ * audit's lists and its --fix). Undefined when there is nothing to load.
+ */
+export async function kubeClients(source: ApiSource): Promise<Kube | undefined> {
+  const loaded = await loadKubeConfig(source);
   if (!loaded) return undefined;
   const { kc, k8s, server } = loaded;
   return {
@@ -124,35 +157,59 @@ export async function kubeClients(flag?: string, context?: string): Promise<Kube
     policy: apiClient(k8s, kc, k8s.PolicyV1Api),
     certificates: apiClient(k8s, kc, k8s.CertificatesV1Api),
     coordination: apiClient(k8s, kc, k8s.CoordinationV1Api),
+    registration: apiClient(k8s, kc, k8s.ApiregistrationV1Api),
     server,
   };
 }
 
 /**
- * What the operator's kubeconfig says the cluster is: the CA its current context
- * trusts (as a PEM body) and its API server. Read with the YAML parser, not the
- * client library: no API call, no 0.4 s load. Undefined when it names neither.
+ * What the operator's kubeconfig says the cluster is: the CA (as a PEM body) and the
+ * API server of the context in use, the source's (--context) or else the current one,
+ * from the files the API clients load, merged as loadKubeConfig merges them (the first
+ * to name a context or cluster, or set the current context, wins). Read with the YAML
+ * parser, not the client library: no API call, no 0.4 s load. Undefined when there is
+ * no file, one cannot be read (the API check that uses it says so), or the context
+ * names neither. A --context no file has is the user's error, said before any host is
+ * contacted.
  */
-export async function operatorIdentity(path: string): Promise<{ caBodies: string[]; servers: string[] } | undefined> {
+export async function operatorIdentity(source: ApiSource): Promise<{ caBodies: string[]; servers: string[] } | undefined> {
+  const files = kubeconfigFiles(source);
+  if (!files.length) {
+    if (source.context && !inCluster()) throw inputError(`--context ${source.context}: no kubeconfig was found to look for it in (--kubeconfig, the inventory's decom_kubeconfig, $KUBECONFIG, ~/.kube/config)`);
+    return undefined;
+  }
   const [{ parse }, { readFileSync }, { dirname, resolve }, { pemBody }] = await Promise.all([
     import('yaml'), import('node:fs'), import('node:path'), import('../probes/parse.js'),
   ]);
   type Doc = { 'current-context'?: string; contexts?: { name?: string; context?: { cluster?: string } }[]; clusters?: { name?: string; cluster?: Record<string, string> }[] };
-  let doc: Doc;
-  try {
-    doc = (parse(readFileSync(path, 'utf8')) ?? {}) as Doc;
-  } catch {
-    return undefined; // an unreadable kubeconfig is reported by the API check that uses it
+  let current: string | undefined;
+  const contexts = new Map<string, { cluster?: string }>();
+  const clusters = new Map<string, { cluster: Record<string, string>; file: string }>();
+  for (const file of files) {
+    let doc: Doc;
+    try {
+      doc = (parse(readFileSync(file, 'utf8')) ?? {}) as Doc;
+    } catch {
+      return undefined; // an unreadable kubeconfig is reported by the API check that uses it
+    }
+    if (!current && doc['current-context']) current = doc['current-context'];
+    for (const c of doc.contexts ?? []) if (c?.name && !contexts.has(c.name)) contexts.set(c.name, c.context ?? {});
+    for (const c of doc.clusters ?? []) if (c?.name && !clusters.has(c.name)) clusters.set(c.name, { cluster: c.cluster ?? {}, file });
   }
-  const ctx = doc.contexts?.find((c) => c.name === doc['current-context'])?.context;
-  // The current context's cluster; the only cluster only when no context is current.
-  const cluster = doc['current-context'] ? doc.clusters?.find((c) => c.name === ctx?.cluster)?.cluster : doc.clusters?.length === 1 ? doc.clusters[0]?.cluster : undefined;
-  if (!cluster) return undefined;
+  if (source.context && !contexts.has(source.context)) {
+    throw inputError(`--context ${source.context}: no such context in ${files.join('+')} (it has ${[...contexts.keys()].join(', ') || 'none'})`);
+  }
+  const name = source.context ?? current;
+  // The context's cluster; the only cluster only when no context is named or current.
+  const entry = name ? clusters.get(contexts.get(name)?.cluster ?? '') : clusters.size === 1 ? [...clusters.values()][0] : undefined;
+  if (!entry) return undefined;
+  const { cluster, file } = entry;
   const caData = cluster['certificate-authority-data'];
   const caFile = cluster['certificate-authority'];
   let pem = '';
   try {
-    pem = caData ? Buffer.from(caData, 'base64').toString('utf8') : caFile ? readFileSync(resolve(dirname(path), caFile), 'utf8') : '';
+    // A relative CA file is relative to the kubeconfig that names it, as kubectl reads it.
+    pem = caData ? Buffer.from(caData, 'base64').toString('utf8') : caFile ? readFileSync(resolve(dirname(file), caFile), 'utf8') : '';
   } catch {
     pem = '';
   }

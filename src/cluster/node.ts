@@ -10,7 +10,7 @@ import { addressesOf } from './etcd.js';
 import type { NodeState } from '../probes/index.js';
 import type { Finding } from '../verify/rules.js';
 import type { ClusterContext } from './context.js';
-import { codeOf, coreApi, errorLine } from './kubeconfig.js';
+import { codeOf, errorLine, kubeClients, type ApiSource } from './kubeconfig.js';
 
 /** Per host name: findings (a Node object still there) and warnings (the API could not be asked). */
 export interface NodeCheck {
@@ -19,19 +19,25 @@ export interface NodeCheck {
 }
 
 
-/** Which of these names still have a Node object in the API (it re-registers a kubelet, and schedules pods). */
-export async function registeredNodes(kubeconfig: string, names: string[]): Promise<NodeCheck> {
+/**
+ * Which of these names still have a Node object in the API (it re-registers a kubelet,
+ * and schedules pods), asked of the source's cluster (its kubeconfig and context).
+ * Nothing to load: nothing to say.
+ */
+export async function registeredNodes(source: ApiSource, names: string[]): Promise<NodeCheck> {
   const findings = new Map<string, Finding[]>();
   const warnings = new Map<string, string[]>();
-  let client: Awaited<ReturnType<typeof coreApi>>;
+  let kube: Awaited<ReturnType<typeof kubeClients>>;
   try {
-    client = await coreApi(kubeconfig);
+    kube = await kubeClients(source);
   } catch (e) {
     // A kubeconfig the client cannot use (no current context, a bad file) costs the API check, not the run.
-    for (const name of names) warnings.set(name, [`could not use the kubeconfig ${kubeconfig}: ${(e as Error).message.split('\n')[0]}`]);
+    // (loadKubeConfig's message names the file, or the context.)
+    for (const name of names) warnings.set(name, [`could not ask the API for its Node object: ${(e as Error).message.split('\n')[0]}`]);
     return { findings, warnings };
   }
-  const { api, server } = client;
+  if (!kube) return { findings, warnings };
+  const { core: api, server } = kube;
   await Promise.all(
     names.map(async (name) => {
       try {
@@ -96,11 +102,9 @@ export async function nodeInterlock(c: ClusterContext, s: NodeState | undefined)
       ? `${c.host.name} has a kubelet, but the API at ${c.kube.server} has no Node ${c.nodeName}: it is registered under another name (set decom_node_name in the inventory), or already deleted (then reset the node alone: --playbook reset)`
       : undefined;
   }
-  const info = node.status?.nodeInfo;
   if (s) {
-    if (info?.machineID && s.machineId && info.machineID !== s.machineId) {
-      return `${c.host.name} (${c.host.address}) has machine-id ${s.machineId}, but Node ${c.nodeName} reports ${info.machineID}: the inventory address is another machine than the Node; refusing to drain and delete it`;
-    }
+    const other = otherMachine(c.host, c.nodeName, node, s);
+    if (other) return `${other}; refusing to drain and delete it`;
     const short = (n: string) => n.toLowerCase().split('.')[0];
     if (!c.nodeNamed && short(s.hostname) !== short(c.nodeName)) {
       return `${c.host.name} (${c.host.address}) says its hostname is "${s.hostname}", not the Node's name "${c.nodeName}": refusing (set decom_node_name or kube_override_hostname in the inventory when the Node is named otherwise)`;
@@ -114,6 +118,13 @@ export async function nodeInterlock(c: ClusterContext, s: NodeState | undefined)
     }
   }
   return undefined;
+}
+
+/** Why the host behind the inventory address is not the machine the Node is, if it is not: their machine-ids differ. */
+export function otherMachine(host: Host, nodeName: string, node: V1Node | undefined, s: NodeState): string | undefined {
+  const id = node?.status?.nodeInfo?.machineID;
+  if (!id || !s.machineId || id === s.machineId) return undefined;
+  return `${host.name} (${host.address}) has machine-id ${s.machineId}, but Node ${nodeName} reports ${id}: the inventory address is another machine than the Node`;
 }
 
 const tolerates = (p: V1Pod, t: V1Taint) =>

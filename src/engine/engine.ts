@@ -9,7 +9,7 @@ import type { Host } from '../inventory/index.js';
 import { TransportError, type Transport } from '../transport/types.js';
 import { ALL_VIEWS, NARROWER, PURGE_VIEWS, type NodeState, type View } from '../probes/index.js';
 import { findings, notes, type Finding } from '../verify/rules.js';
-import { acquireScript, releaseScript } from './lock.js';
+import { heldBy, lockAndProbe, releaseScript, type LockHolder } from './lock.js';
 import type { Journal } from './journal.js';
 import { roundTrip } from './round-trip.js';
 import type { ActionResult, NodeIo, Step, StepContext, StepResult } from './step.js';
@@ -17,6 +17,7 @@ import type { ClusterContext } from '../cluster/context.js';
 import { errorLine } from '../cluster/kubeconfig.js';
 import { nodeInterlock } from '../cluster/node.js';
 import { shQuote as q } from '../util/run.js';
+import { DEFAULT_FORKS, pool } from '../util/pool.js';
 
 /** One step as a host runs it: the step, its parameters, and why it is skipped here (a `when:` that is false). */
 export interface PlannedStep {
@@ -59,6 +60,10 @@ export type EngineEvent =
 
 export interface RunOptions {
   runId: string;
+  /** Who this run is, as the node's lock names it to a run it refuses. */
+  holder: LockHolder;
+  /** --wait-lock: how long to wait for another run's lock before refusing (0: refuse at once). */
+  waitLockSec?: number;
   check: boolean;
   connect(host: Host): Promise<Transport>;
   journal: Journal;
@@ -68,6 +73,7 @@ export interface RunOptions {
   /** Where the operator's copy of a host's backup goes. */
   operatorBackupDir(host: string): string;
   keepBackupOnNode: boolean;
+  /** Hosts worked on at once (util/pool's default bound when not given). */
   forks?: number;
   /** Hosts per batch; the next batch starts when one ends. */
   serial?: number;
@@ -98,7 +104,7 @@ function viewsOf(step: Step, full: ReadonlySet<View>): Set<View> {
 }
 
 /** Is the inventory name the host's own? Short names, case-insensitive, unless the inventory names the expected hostname. */
-function wrongHost(host: Host, s: NodeState): string | undefined {
+export function wrongHost(host: Host, s: NodeState): string | undefined {
   const expected = String(host.vars.decom_expected_hostname ?? host.name);
   const short = (n: string) => n.toLowerCase().split('.')[0];
   if (short(s.hostname) === short(expected)) return undefined;
@@ -117,16 +123,14 @@ interface Opened {
 
 /** The first round trip: the node's lock and a full probe; then the interlocks, before anything changes. */
 async function openHost(t: Transport, host: Host, o: RunOptions, planned: PlannedStep[], ctxOf: (p: PlannedStep) => StepContext, cluster: ClusterContext | undefined): Promise<Opened> {
-  const first = await roundTrip(t, { actions: [], views: fullViews(o), sudo: host.become, timeoutSec: 60, preamble: acquireScript(o.runId, o.check) });
+  const { trip: first, lock } = await lockAndProbe(t, { holder: o.holder, check: o.check, sudo: host.become, views: fullViews(o), ...(o.waitLockSec ? { waitSec: o.waitLockSec } : {}), waiting: (held) => o.journal.write({ host: host.name, event: 'lock-wait', holder: held.holder ?? { runId: held.other } }) });
   if (o.operator) first.state.operator = o.operator;
   if (o.etcdGroup) first.state.etcdGroup = o.etcdGroup(host);
-  const lock = (first.sections.get('lock') ?? '').trim();
-  o.journal.write({ host: host.name, event: 'host-start', check: o.check, hostname: first.state.hostname, lock });
-  const [verdict, other] = lock.split(' ');
-  const opened: Opened = { state: first.state, locked: verdict === 'acquired' || verdict === 'taken' };
-  if (verdict === 'held') opened.refused = `another decom run (${other}) is working on this node now; try again when it ends`;
-  else if (verdict === 'taken' && other) opened.finishes = other;
-  else if (!opened.locked && !o.check) throw new TransportError(host.name, 'exec', `could not take the node's lock (${lock || 'no answer'})`);
+  o.journal.write({ host: host.name, event: 'host-start', check: o.check, hostname: first.state.hostname, lock: lock.verdict, ...(lock.other ? { other: lock.other } : {}), ...(lock.holder ? { holder: lock.holder } : {}) });
+  const opened: Opened = { state: first.state, locked: lock.verdict === 'acquired' || lock.verdict === 'taken' };
+  if (lock.verdict === 'held') opened.refused = `${heldBy(lock)}; try again when it ends, or wait for it (--wait-lock)`;
+  else if (lock.verdict === 'taken' && lock.other) opened.finishes = lock.other;
+  else if (!opened.locked && !o.check) throw new TransportError(host.name, 'exec', `could not take the node's lock (${lock.verdict})`);
   opened.refused ??= wrongHost(host, first.state);
   for (const p of planned) {
     if (opened.refused) break;
@@ -213,7 +217,7 @@ function predictStep(state: NodeState, p: PlannedStep, ctx: StepContext): { r: S
  * scripts and the re-probe of the views they touch in ONE round trip, then the
  * step's client-side follow-up (the backup's copy). Judged by the residue it owns.
  */
-async function applyStep(t: Transport, state: NodeState, p: PlannedStep, ctx: StepContext, sudo: boolean, full: ReadonlySet<View>, journal: (e: Record<string, unknown>) => void): Promise<{ r: StepResult; state: NodeState }> {
+export async function applyStep(t: Transport, state: NodeState, p: PlannedStep, ctx: StepContext, sudo: boolean, full: ReadonlySet<View>, journal: (e: Record<string, unknown>) => void): Promise<{ r: StepResult; state: NodeState }> {
   const started = Date.now();
   const plan = p.step.plan(state, ctx);
   // Before anything runs: a run killed mid-step leaves in its journal what it was doing.
@@ -415,26 +419,12 @@ async function runDownHost(host: Host, o: RunOptions, planned: PlannedStep[], c:
   }
 }
 
-/** Runs `run` on the items, at most `limit` at a time, keeping their order in the results. */
-async function pool<T>(items: T[], limit: number, run: (x: T) => Promise<HostResult>): Promise<HostResult[]> {
-  const out: HostResult[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await run(items[i] as T);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
-  return out;
-}
-
 export async function runFleet(hosts: Host[], o: RunOptions): Promise<HostResult[]> {
   const size = o.serial && o.serial > 0 ? o.serial : hosts.length;
   const results: HostResult[] = [];
   for (let i = 0; i < hosts.length; i += size) {
     const batch = hosts.slice(i, i + size);
-    const done = await pool(batch, o.forks ?? batch.length, (h) => runHost(h, o));
+    const done = await pool(batch, o.forks ?? DEFAULT_FORKS, (h) => runHost(h, o));
     results.push(...done);
     const failed = done.filter((r) => !(r.clean || r.down === 'done')).length;
     if (o.maxFailPercent !== undefined && (failed * 100) / batch.length > o.maxFailPercent && i + size < hosts.length) {

@@ -22,7 +22,8 @@ export function roundTripScript(nonce: string, actions: readonly Action[], views
   const acts = actions
     .map((a, i) => {
       const run = `( ${a.script}\n) 2>&1; RC=$?`;
-      const body = a.guard ? `if ( ${a.guard}\n) >/dev/null 2>&1; then ${run}; else RC=skip; fi` : run;
+      // A guard that says no prints why (a remedy's "a process is in it now", or "gone"): that is the skipped action's output.
+      const body = a.guard ? `if GUARD_SAID=$( ( ${a.guard}\n) 2>/dev/null ); then ${run}; else printf '%s\\n' "$GUARD_SAID"; RC=skip; fi` : run;
       return `s act-${i}\n${body}\ns rc-${i}\nprintf '%s\\n' "$RC"`;
     })
     .join('\n');
@@ -46,7 +47,7 @@ export async function roundTrip(
   const results: ActionResult[] = o.actions.map((a, i) => {
     const rc = sections.get(`rc-${i}`)?.trim();
     const output = excerpt((sections.get(`act-${i}`) ?? '').replace(/\n$/, ''));
-    if (rc === 'skip') return { ...a, skipped: true };
+    if (rc === 'skip') return { ...a, skipped: true, ...(output ? { output } : {}) };
     return { ...a, ...(rc === undefined ? {} : { code: Number(rc) }), output };
   });
   if (!sections.has('end')) {

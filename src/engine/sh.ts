@@ -10,7 +10,7 @@ export const q = shQuote;
  * fool it: the name is cut at the last one.
  */
 export const PSTAT = `
-pstat() { l=; read -r l < "/proc/$1/stat" 2>/dev/null || return 1; C=\${l#*\\(}; C=\${C%\\)*}; set -- \${l##*) }; PSTATE=$1 PPARENT=$2 PSTART=\${20}; }
+pstat() { l=; { read -r l < "/proc/$1/stat"; } 2>/dev/null || return 1; C=\${l#*\\(}; C=\${C%\\)*}; set -- \${l##*) }; PSTATE=$1 PPARENT=$2 PSTART=\${20}; }
 `;
 
 /**

@@ -20,7 +20,10 @@ export interface Action {
    * its socket): returns what it did; throwing fails it. `script` then says the same in words.
    */
   client?: (node: NodeIo) => Promise<string>;
-  /** A sh condition: the action runs only when it exits 0 (a shell step's `check:`). */
+  /**
+   * A sh condition: the action runs only when it exits 0 (a shell step's `check:`, a
+   * remedy's live-node guard). When it says no, what it printed is the skipped action's output.
+   */
   guard?: string;
   /** What only the node can tell (the kubelet tearing static pods down): shown as such in --check. */
   nodeDecides?: string;

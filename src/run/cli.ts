@@ -3,19 +3,19 @@
  * only with --allow-many), load the playbook (the decommission by default), reach
  * the cluster's API when its steps need it, confirm, and hand them to the engine.
  */
-import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { loadInventory, resolveTargets, type Host } from '../inventory/index.js';
 import { connector } from '../transport/connector.js';
 import { inputError, UserError } from '../util/errors.js';
 import { count, duration } from '../util/flags.js';
-import { inventoryKubeconfig, kubeClients, kubeconfigPath, operatorIdentity } from '../cluster/kubeconfig.js';
+import { forksOf } from '../util/pool.js';
+import { apiSource, kubeClients, operatorIdentity } from '../cluster/kubeconfig.js';
 import type { ClusterContext } from '../cluster/context.js';
 import { addressesOf, hostOf } from '../cluster/etcd.js';
 import { etcdGroupOf, nodeNamed, nodeNameOf, registeredNodes } from '../cluster/node.js';
 import type { Transport } from '../transport/types.js';
-import { Journal, stateDir } from '../engine/journal.js';
+import { Journal, newRunId, operatorName, stateDir } from '../engine/journal.js';
 import { runExitCode, runFleet, type PlannedStep } from '../engine/engine.js';
 import { STEPS, shellStep } from '../steps/index.js';
 import { evalWhen, loadPlaybook, selectSteps } from '../playbook/index.js';
@@ -32,6 +32,7 @@ export interface RunFlags {
   acceptNewHostKeys: boolean;
   kubeconfig?: string;
   forks?: string;
+  waitLock?: string;
   serial?: string;
   maxFailPercent?: string;
   tags?: string;
@@ -98,7 +99,8 @@ export async function runCommand(inventoryFile: string, targets: string[], flags
   const split = (v?: string) => (v ? v.split(',').map((x) => x.trim()).filter(Boolean) : undefined);
   const { steps: selected, unknownTags } = selectSteps(playbook.steps, { tags: split(flags.tags), skipTags: split(flags.skipTags) });
   if (unknownTags.length) throw inputError(`no step of ${playbook.file} has the tag${unknownTags.length === 1 ? '' : 's'} ${unknownTags.join(', ')}`);
-  const forks = count('--forks', flags.forks, 1);
+  const forks = forksOf(flags.forks);
+  const waitLockSec = flags.waitLock !== undefined ? duration('--wait-lock', flags.waitLock, 0) : undefined;
   const maxFailPercent = count('--max-fail-percent', flags.maxFailPercent, 0);
   const serial = serialSize(flags.serial, hosts.length);
   if (maxFailPercent !== undefined && maxFailPercent > 100) throw inputError('--max-fail-percent: from 0 to 100');
@@ -106,7 +108,7 @@ export async function runCommand(inventoryFile: string, targets: string[], flags
   const clusterSide = selected.some((s) => s.kind === 'builtin' && STEPS[s.name]?.cluster);
   if (flags.keepInstalled && flags.purge) throw inputError('--keep-installed and --purge contradict each other');
   if (!clusterSide) {
-    const only = ['--context', '--force', '--delete-emptydir-data', '--disable-eviction', '--grace-period', '--pod-selector', '--allow-pending', '--node-is-down', '--allow-quorum-loss', '--allow-last-control-plane', '--keep-installed'];
+    const only = ['--force', '--delete-emptydir-data', '--disable-eviction', '--grace-period', '--pod-selector', '--allow-pending', '--node-is-down', '--allow-quorum-loss', '--allow-last-control-plane', '--keep-installed'];
     const given = only.filter((f) => flags[f.slice(2).replace(/-(\w)/g, (_, c: string) => c.toUpperCase()) as keyof RunFlags]);
     if (given.length) throw inputError(`${given.join(', ')}: only for playbooks with cluster steps (the decommission); ${playbook.file} has none`);
   }
@@ -119,9 +121,10 @@ export async function runCommand(inventoryFile: string, targets: string[], flags
   const skipWaitForDeleteTimeoutSec = seconds('--skip-wait-for-delete-timeout', flags.skipWaitForDeleteTimeout);
   // --pod-selector is the API's to parse (set-based terms included), as kubectl leaves it: a bad one fails the drain with its message.
   if (flags.podSelector !== undefined && !flags.podSelector.trim()) throw inputError('--pod-selector: empty; give a label selector, e.g. app=web or "tier in (web,api)"');
-  // The inventory may name its cluster's kubeconfig (decom_kubeconfig): --kubeconfig overrides it, it overrides $KUBECONFIG.
-  const named = flags.kubeconfig ? undefined : inventoryKubeconfig(inventoryFile, hosts);
-  const kube = clusterSide ? await kubeClients(flags.kubeconfig ?? named, flags.context) : undefined;
+  // The one cluster of the run: --kubeconfig, else the inventory's decom_kubeconfig, else kubectl's own search ($KUBECONFIG
+  // merged, ~/.kube/config, in-cluster); --context. The decommission's clients, the reset's Node check and the operator's CA all come from it.
+  const source = apiSource(inventoryFile, hosts, flags);
+  const kube = clusterSide ? await kubeClients(source) : undefined;
   if (clusterSide && !kube) {
     throw inputError(`${playbook.file} works on the cluster through its API, and no kubeconfig was found (--kubeconfig, the inventory's decom_kubeconfig, $KUBECONFIG, ~/.kube/config); for the node side alone pass --playbook reset`);
   }
@@ -131,10 +134,10 @@ export async function runCommand(inventoryFile: string, targets: string[], flags
   if (onTarget && kube) {
     throw new UserError(`the cluster's API at ${kube.server} is on ${onTarget.name}, which this run removes: its Node could not be deleted once its control plane is gone; reach the API through another control plane or the load balancer (--kubeconfig, --context)`, 4);
   }
-  // The file whose cluster the operator uses: the decommission's, or (the reset alone) one given by flag or $KUBECONFIG.
-  const kubeconfig = clusterSide
-    ? (flags.kubeconfig ?? named ?? kubeconfigPath())
-    : flags.kubeconfig !== undefined || process.env.KUBECONFIG ? kubeconfigPath(flags.kubeconfig) : undefined;
+  // The reset alone asks the API only when told where it is (--kubeconfig, decom_kubeconfig, $KUBECONFIG, --context), never of
+  // whatever cluster ~/.kube/config happens to name. What the operator's kubeconfig says the cluster is: said before any host is touched.
+  const asksApi = clusterSide || source.kubeconfig !== undefined || source.context !== undefined || !!process.env.KUBECONFIG;
+  const operator = asksApi ? await operatorIdentity(source) : undefined;
   const purge = flags.purge || (clusterSide && !flags.keepInstalled && !flags.nodeIsDown);
   if (!flags.check && !flags.yes) await confirm(hosts, clusterSide);
 
@@ -157,15 +160,14 @@ export async function runCommand(inventoryFile: string, targets: string[], flags
     );
   }
 
-  const runId = `${new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${randomBytes(3).toString('hex')}`;
+  const runId = newRunId();
   const dir = stateDir(flags.stateDir);
   const journal = new Journal(dir, runId);
-  journal.write({ event: 'run-start', playbook: playbook.file, check: flags.check, purge, hosts: hosts.map((h) => h.name), argv: process.argv.slice(2), ...(kube ? { api: kube.server } : {}) });
+  journal.write({ event: 'run-start', command: 'run', playbook: playbook.file, check: flags.check, purge, hosts: hosts.map((h) => h.name), argv: process.argv.slice(2), ...(kube ? { api: kube.server } : {}) });
   process.stderr.write(`decom: run ${runId}${flags.check ? ' (check: nothing will be changed)' : ''}, journal ${journal.file}\n`);
 
   const etcdHosts = (inventory.groups.get('etcd') ?? []).map((n) => inventory.hosts.get(n)).filter((h): h is Host => h !== undefined);
-  const { connect, close } = await connector(flags.nodeIsDown ? [] : hosts, flags);
-  const operator = kubeconfig ? await operatorIdentity(kubeconfig) : undefined;
+  const { connect, close } = await connector(flags.nodeIsDown ? [] : hosts.slice(0, forks), flags); // dialed early: the first wave of the pool
   // An etcd peer's one connection, over SSH (also with --connection local: the peer is another machine), with no
   // socket of the targets' own; shared by the hosts that ask it, forgotten when it fails, closed at the end.
   const peerConnector = clusterSide && etcdHosts.length ? await connector<Host>([], { ...flags, connection: 'ssh' }) : undefined;
@@ -204,6 +206,8 @@ export async function runCommand(inventoryFile: string, targets: string[], flags
   const reporter: Reporter = live ? await liveReporter(hosts.map((h) => h.name)) : plainReporter(process.stderr, flags.check);
   const results = await runFleet(hosts, {
     runId,
+    holder: { runId, command: 'run', operator: operatorName(), since: new Date().toISOString() },
+    ...(waitLockSec ? { waitLockSec } : {}),
     check: flags.check,
     connect,
     journal,
@@ -215,13 +219,13 @@ export async function runCommand(inventoryFile: string, targets: string[], flags
     ...(kube ? { cluster } : {}),
     ...(operator ? { operator } : {}),
     etcdGroup: etcdGroupOf(inventory),
-    ...(forks !== undefined ? { forks } : {}),
+    forks,
     ...(serial !== undefined ? { serial } : {}),
     ...(maxFailPercent !== undefined ? { maxFailPercent } : {}),
   }).finally(closeAll);
   await reporter.done();
-  if (!clusterSide && kubeconfig && !flags.check) {
-    const nodes = await registeredNodes(kubeconfig, results.filter((r) => r.clean).map((r) => r.host));
+  if (!clusterSide && asksApi && !flags.check) {
+    const nodes = await registeredNodes(source, results.filter((r) => r.clean).map((r) => r.host));
     for (const r of results) {
       for (const f of nodes.findings.get(r.host) ?? []) r.warnings.push(`${f.detail}: the reset leaves the Node object; delete it (kubectl delete node ${r.host}) or run the decommission`);
       r.warnings.push(...(nodes.warnings.get(r.host) ?? []));

@@ -22,7 +22,7 @@ import { CGROUP_HIERARCHIES } from '../probes/script.js';
  * `rm_cgroups PATH...` (paths below a hierarchy's root): each cgroup and every cgroup
  * below it, deepest first, in every hierarchy, one rmdir per hierarchy; a cgroup
  * already gone is fine. Then prints each one still there with the processes in it,
- * and returns 1. Shared by the reset step and the audit's remedy.
+ * and returns 1.
  */
 export const RM_CGROUPS = `${CGROUP_HIERARCHIES}
 # cg_below DIR: appends DIR to CGL after every cgroup below it (post-order: deepest first).
@@ -54,8 +54,20 @@ rm_cgroups() {
 }
 `;
 
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
 /** A systemd slice's unit name: the last part of its cgroup path. */
-const unitOf = (c: KubeCgroup): string => c.path.slice(c.path.lastIndexOf('/') + 1);
+export const sliceUnit = (path: string): string => path.slice(path.lastIndexOf('/') + 1);
+const unitOf = (c: KubeCgroup): string => sliceUnit(c.path);
+
+/** Removes these cgroups and every cgroup below them, deepest first, in every hierarchy (rmdir only). */
+export const removeCgroupsAction = (paths: readonly string[], what: string): Action => ({ what, script: `${RM_CGROUPS}rm_cgroups ${paths.map(q).join(' ')}` });
+
+/** Stops systemd slices, tier after tier (pods before the QoS slices above them); one systemd no longer has is fine. */
+export const stopSlicesAction = (tiers: readonly (readonly string[])[]): Action => ({
+  what: `systemctl stop ${tiers.map((units) => (units.length > 3 ? `${plural(units.length, 'slice')} (${units[0]}, …)` : units.join(' '))).join(', then ')}`,
+  script: `${tiers.map((units) => `systemctl stop -- ${units.map(q).join(' ')}`).join('\n')}\nexit 0`,
+});
 
 /** The kubelet runs, or systemd is about to start it again: it would make its QoS tree again at once. */
 function kubeletRuns(s: NodeState): boolean {
@@ -69,7 +81,6 @@ function kubeletRuns(s: NodeState): boolean {
 }
 
 const isTree = (c: KubeCgroup): boolean => c.level === 'root' || c.level === 'qos';
-const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 export const cgroups: Step = {
   name: 'cgroups',
@@ -94,23 +105,14 @@ export const cgroups: Step = {
         .map((cs) => cs.filter((c) => c.path.endsWith('.slice')).map(unitOf))
         .filter((units) => units.length > 0);
       if (tiers.length) {
-        actions.push({
-          what: `systemctl stop ${tiers.map((units) => (units.length > 3 ? `${plural(units.length, 'slice')} (${units[0]}, …)` : units.join(' '))).join(', then ')}`,
-          script: `${tiers.map((units) => `systemctl stop -- ${units.map(q).join(' ')}`).join('\n')}\nexit 0`,
-        });
+        actions.push(stopSlicesAction(tiers));
       }
     }
     if (pods.length) {
-      actions.push({
-        what: `remove ${plural(pods.length, 'pod cgroup')}${containers.length ? ` and the ${plural(containers.length, 'container cgroup')} below them` : ''}, deepest first, in every hierarchy`,
-        script: `${RM_CGROUPS}rm_cgroups ${pods.map((c) => q(c.path)).join(' ')}`,
-      });
+      actions.push(removeCgroupsAction(pods.map((c) => c.path), `remove ${plural(pods.length, 'pod cgroup')}${containers.length ? ` and the ${plural(containers.length, 'container cgroup')} below them` : ''}, deepest first, in every hierarchy`));
     }
     if (tree.length && treeToo) {
-      actions.push({
-        what: `remove the kubelet's QoS cgroups and its root ${roots.map((c) => c.path).join(', ') || tree.map((c) => c.path).join(', ')}, in every hierarchy`,
-        script: `${RM_CGROUPS}rm_cgroups ${(roots.length ? roots : tree).map((c) => q(c.path)).join(' ')}`,
-      });
+      actions.push(removeCgroupsAction((roots.length ? roots : tree).map((c) => c.path), `remove the kubelet's QoS cgroups and its root ${roots.map((c) => c.path).join(', ') || tree.map((c) => c.path).join(', ')}, in every hierarchy`));
     } else if (tree.length) {
       actions.push({
         what: `leave ${tree.map((c) => c.path).join(', ')}: the kubelet runs and would make them again`,

@@ -41,7 +41,9 @@ async function connectWhenReady(node: NodeIo): Promise<CriClient> {
   }
 }
 
-export async function criTeardown(node: NodeIo, bracket: Bracket | undefined): Promise<string> {
+/** With `only`, the teardown touches exactly these sandboxes and containers (an audit's phantom pod); else all of k8s.io (the reset). */
+export async function criTeardown(node: NodeIo, bracket: Bracket | undefined, only?: ReadonlySet<string>): Promise<string> {
+  const mine = (id: string) => !only || only.has(id);
   const done: string[] = [];
   if (bracket) {
     await must(node, `${bracket.start}\nn=100; until [ -S ${CONTAINERD_SOCKET} ] && ctr version >/dev/null 2>&1; do n=$((n - 1)); [ $n -gt 0 ] || { echo "containerd did not start" >&2; exit 1; }; sleep 0.1; done`, 'starting containerd');
@@ -52,7 +54,7 @@ export async function criTeardown(node: NodeIo, bracket: Bracket | undefined): P
     try {
       // Pods one after another: each StopPodSandbox waits for its CNI DEL, and a
       // failure names its pod while the rest are still known.
-      for (const s of await cri.listPodSandbox()) {
+      for (const s of (await cri.listPodSandbox()).filter((x) => mine(x.id))) {
         const pod = `${s.metadata?.namespace ?? '?'}/${s.metadata?.name ?? '?'}`;
         await cri.stopPodSandbox(s.id).catch((e: unknown) => {
           if (!isNotFound(e)) throw e;
@@ -63,7 +65,7 @@ export async function criTeardown(node: NodeIo, bracket: Bracket | undefined): P
         done.push(`CRI ${cri.apiVersion} StopPodSandbox, RemovePodSandbox ${short(s.id)} (${pod})`);
       }
       // Containers whose sandbox was already gone.
-      for (const c of await cri.listContainers()) {
+      for (const c of (await cri.listContainers()).filter((x) => mine(x.id))) {
         await cri.removeContainer(c.id).catch((e: unknown) => {
           if (!isNotFound(e)) throw e;
         });
@@ -73,7 +75,7 @@ export async function criTeardown(node: NodeIo, bracket: Bracket | undefined): P
       await cri.close();
     }
     // What is left in k8s.io, the CRI never knew. Listed now: the CRI removed the rest.
-    const left = (await must(node, 'ctr -n k8s.io containers ls -q', 'listing k8s.io containers')).split('\n').map((l) => l.trim()).filter(Boolean);
+    const left = (await must(node, 'ctr -n k8s.io containers ls -q', 'listing k8s.io containers')).split('\n').map((l) => l.trim()).filter((id) => id && mine(id));
     if (left.length) {
       const ids = `-- ${left.map(q).join(' ')}`;
       // Two ctr calls for all of them (each costs a Go start-up): `task rm -f` kills and deletes.

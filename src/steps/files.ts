@@ -8,11 +8,14 @@
 import { z } from 'zod';
 import type { NodeState } from '../probes/index.js';
 import { removePaths } from '../engine/model.js';
-import type { Step } from '../engine/step.js';
+import type { Action, Step } from '../engine/step.js';
 import { findings, type Kind } from '../verify/rules.js';
 import { deletePathScript } from '../engine/sh.js';
 
 const KINDS: ReadonlySet<Kind> = new Set(['cni-config', 'cni-state', 'kubelet-state', 'kubernetes-config', 'etcd-config', 'pod-logs', 'credential', 'bpf-pin']);
+
+/** Deletes a path and what is below it, never through a mount and never following a symlink. */
+export const deletePathAction = (p: string): Action => ({ what: `delete ${p}`, script: deletePathScript(p) });
 
 const mountedAt = (s: NodeState, p: string) => s.mounts.some((m) => m.target === p || m.target.startsWith(`${p}/`));
 
@@ -28,10 +31,7 @@ export const files: Step = {
     const tops = paths.filter((p) => !paths.some((o) => o !== p && p.startsWith(`${o}/`)));
     return tops
       .filter((p) => !mountedAt(s, p))
-      .map((p) => ({
-        what: `delete ${p}`,
-        script: deletePathScript(p),
-      }));
+      .map(deletePathAction);
   },
   after: (s) => removePaths(s, findings(s).filter((f) => KINDS.has(f.kind) && !mountedAt(s, f.subject)).map((f) => f.subject)),
 };

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import type { NodeState } from '../probes/index.js';
 import { removeMounts } from '../engine/model.js';
-import type { Step } from '../engine/step.js';
+import type { Action, Step } from '../engine/step.js';
 import { cniRoutes, findings, type Finding } from '../verify/rules.js';
 import { q } from '../engine/sh.js';
 
@@ -26,6 +26,12 @@ holders() {
 }
 `;
 
+/** Unmounts one target; a mount gone already is done, a busy one fails naming its holders. */
+export const unmountAction = (target: string): Action => ({
+  what: `unmount ${target}`,
+  script: `${HOLDERS}umount -- ${q(target)} 2>&1 || { mountpoint -q -- ${q(target)} || exit 0; holders ${q(target)}; exit 1; }`,
+});
+
 const mountFindings = (s: NodeState): Finding[] => findings(s).filter((f) => f.kind === 'mount' && !NETNS_MOUNT.test(f.subject));
 
 export const mounts: Step = {
@@ -39,15 +45,18 @@ export const mounts: Step = {
     const order = mountFindings(s)
       .map((f, i) => ({ target: f.subject, i }))
       .sort((a, b) => depth(b.target) - depth(a.target) || b.i - a.i);
-    return order.map(({ target }) => ({
-      what: `unmount ${target}`,
-      script: `${HOLDERS}umount -- ${q(target)} 2>&1 || { mountpoint -q -- ${q(target)} || exit 0; holders ${q(target)}; exit 1; }`,
-    }));
+    return order.map(({ target }) => unmountAction(target));
   },
   after: (s) => removeMounts(s, mountFindings(s).map((f) => f.subject)),
 };
 
 const linkFirst = (name: string, master?: string) => (master || /^(veth|cali|lxc)/.test(name) ? 0 : 1);
+
+/** Deletes one link by name; deleting one end of a veth pair takes the other with it, so gone is done. */
+export const deleteLinkAction = (name: string): Action => ({
+  what: `delete link ${name}`,
+  script: `ip link show dev ${q(name)} >/dev/null 2>&1 || exit 0; ip link delete dev ${q(name)}`,
+});
 
 export const links: Step = {
   name: 'links',
@@ -61,11 +70,7 @@ export const links: Step = {
       .filter((f) => f.kind === 'cni-link')
       .map((f) => ({ name: f.subject, first: linkFirst(f.subject, s.links.find((l) => l.name === f.subject)?.master) }))
       .sort((a, b) => a.first - b.first);
-    return names.map(({ name }) => ({
-      what: `delete link ${name}`,
-      // Deleting one end of a veth pair takes the other with it: gone is done.
-      script: `ip link show dev ${q(name)} >/dev/null 2>&1 || exit 0; ip link delete dev ${q(name)}`,
-    }));
+    return names.map(({ name }) => deleteLinkAction(name));
   },
   after(s) {
     const gone = new Set(findings(s).filter((f) => f.kind === 'cni-link').map((f) => f.subject));
@@ -94,6 +99,9 @@ export const routes: Step = {
   },
 };
 
+/** Deletes one network namespace by name; one the runtime's CNI DEL removed since the plan was made is done. */
+export const deleteNetnsAction = (n: string): Action => ({ what: `delete network namespace ${n}`, script: `[ -e /run/netns/${q(n)} ] || exit 0; ip netns delete ${q(n)}` });
+
 export const netns: Step = {
   name: 'netns',
   description: 'delete the cni-* network namespaces (never another name)',
@@ -101,8 +109,7 @@ export const netns: Step = {
   owns: (f) => f.kind === 'netns' || (f.kind === 'mount' && NETNS_MOUNT.test(f.subject)),
   views: ['netns', 'mounts'],
   plan(s) {
-    // A namespace the runtime's CNI DEL removed since the plan was made is done.
-    return s.netns.filter((n) => n.startsWith('cni-')).map((n) => ({ what: `delete network namespace ${n}`, script: `[ -e /run/netns/${q(n)} ] || exit 0; ip netns delete ${q(n)}` }));
+    return s.netns.filter((n) => n.startsWith('cni-')).map(deleteNetnsAction);
   },
   after(s) {
     const gone = s.netns.filter((n) => n.startsWith('cni-'));

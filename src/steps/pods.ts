@@ -4,7 +4,7 @@
  * processes no runtime knows any more, then proof that the ports are free.
  */
 import { z } from 'zod';
-import type { Container, NodeState } from '../probes/index.js';
+import type { Container, NodeState, Proc } from '../probes/index.js';
 import { killProcesses, removeContainers, removePaths, stopSandboxes } from '../engine/model.js';
 import { K8S_BUNDLES } from '../probes/script.js';
 import type { Action, Step } from '../engine/step.js';
@@ -77,6 +77,60 @@ export const staticPods: Step = {
 };
 
 /**
+ * Removes containers through their runtime: containerd's through crictl where it talks
+ * to containerd, else through the CRI over the host's connection (ctr for what the CRI
+ * does not know); Docker's through the Docker API. With `only`, exactly these
+ * containers and sandboxes (an audit's phantom pod), else everything of k8s.io (the
+ * reset). With `startStopped`, a stopped containerd is started for its CNI DEL and
+ * stopped again (the reset); else its containers are left to the processes' removal.
+ */
+export function runtimeRemoval(s: NodeState, cs: readonly Container[], o: { only: boolean; startStopped: boolean }): Action[] {
+  const actions: Action[] = [];
+  const cd = cs.filter((c) => c.runtime === 'containerd');
+  const containerdUp = [...s.processes.values()].some((p) => p.name === 'containerd');
+  // IDs come from the node: after `--`, none can pass for an option.
+  const ids = (xs: Container[]) => `-- ${xs.map((c) => q(c.id)).join(' ')}`;
+  const named = (xs: Container[]) => xs.map((c) => `${c.id.slice(0, 13)} (${c.pod ?? c.kind})`).join(', ');
+  // crictl only where it talks to containerd (on a cri-dockerd node it would reach Docker's pods).
+  if (cd.length && s.tools.has('crictl') && s.crictl.runtime === 'containerd' && containerdUp) {
+    const pods = cd.filter((x) => x.kind === 'sandbox');
+    // Removing a sandbox removes its containers: crictl would fail on them (NotFound).
+    const removed = new Set(pods.map((p) => p.id));
+    const rest = cd.filter((x) => x.kind !== 'sandbox' && !(x.sandboxId && removed.has(x.sandboxId)));
+    if (pods.length) {
+      actions.push({ what: `stop and remove ${pods.length} pod sandbox${pods.length === 1 ? '' : 'es'} with crictl: ${named(pods)}`, script: `crictl stopp ${ids(pods)}; crictl rmp -f ${ids(pods)}` });
+    }
+    if (rest.length) actions.push({ what: `remove ${rest.length} container${rest.length === 1 ? '' : 's'} left with crictl`, script: `crictl rm -f ${ids(rest)}` });
+  } else if (cd.length && (containerdUp || o.startStopped)) {
+    // Started by us, stopped by us (and waited for): on init-less nodes by the PID we started.
+    const pidFile = '/run/decom-containerd.pid';
+    const bracket = containerdUp
+      ? undefined
+      : systemdNode(s.pid1)
+        ? { start: 'systemctl start containerd', stop: 'systemctl stop containerd' }
+        : {
+            start: `setsid containerd </dev/null >>/var/log/containerd.log 2>&1 & echo $! > ${pidFile}`,
+            stop: `p=$(cat ${pidFile}) && rm -f ${pidFile} && kill "$p" && n=100 && while kill -0 "$p" 2>/dev/null && [ $n -gt 0 ]; do n=$((n - 1)); sleep 0.1; done; ! kill -0 "$p" 2>/dev/null`,
+          };
+    const only = o.only ? new Set(cd.map((c) => c.id)) : undefined;
+    actions.push({
+      what: `stop and remove ${only ? 'these pods' : "the pods of containerd's k8s.io namespace"} through its CRI${containerdUp ? '' : ' (containerd is stopped: started for this, then stopped again)'}, ctr for containers the CRI does not know: ${named(cd)}`,
+      script: `(CRI over the SSH connection, ${CONTAINERD_SOCKET}) StopPodSandbox and RemovePodSandbox of ${only ? 'each of these sandboxes' : 'every sandbox'}, RemoveContainer of what is left; then ctr -n k8s.io task rm -f / container rm of the containers the CRI does not know`,
+      client: (node) => criTeardown(node, bracket, only),
+    });
+  }
+  const dk = cs.filter((c) => c.runtime === 'docker');
+  if (dk.length) {
+    actions.push({
+      what: `remove ${dk.length} Docker k8s_* container${dk.length === 1 ? '' : 's'} through the Docker API: ${dk.map((c) => c.name).join(', ')}`,
+      script: `(Docker API over the SSH connection) DELETE /containers/ID?force=true for ${dk.map((c) => c.id.slice(0, 12)).join(' ')}`,
+      client: (node) => dockerRemove(node, 'containers', dk.map((c) => c.id)),
+    });
+  }
+  return actions;
+}
+
+/**
  * containerd's k8s.io pods through crictl when the node has it (its command lines
  * in the journal are what an SRE can run again by hand), else through the CRI
  * itself over the host's connection (cri.ts), ctr only for what the CRI does not
@@ -91,50 +145,7 @@ export const containers: Step = {
   owns: (f) => f.kind === 'pod-sandbox' || f.kind === 'container',
   // What the CNI DEL of a stopped sandbox changes is looked at again, for the steps after this one.
   views: ['containers', 'processes', 'sockets', 'mounts', 'netns', 'links', 'cni-firewall'],
-  plan(s) {
-    const actions: Action[] = [];
-    const cd = s.containers.filter((c) => c.runtime === 'containerd');
-    const containerdUp = [...s.processes.values()].some((p) => p.name === 'containerd');
-    // IDs come from the node: after `--`, none can pass for an option.
-    const ids = (cs: Container[]) => `-- ${cs.map((c) => q(c.id)).join(' ')}`;
-    const named = (cs: Container[]) => cs.map((c) => `${c.id.slice(0, 13)} (${c.pod ?? c.kind})`).join(', ');
-    // crictl only where it talks to containerd (on a cri-dockerd node it would reach Docker's pods).
-    if (cd.length && s.tools.has('crictl') && s.crictl.runtime === 'containerd' && containerdUp) {
-      const pods = cd.filter((x) => x.kind === 'sandbox');
-      // Removing a sandbox removes its containers: crictl would fail on them (NotFound).
-      const removed = new Set(pods.map((p) => p.id));
-      const rest = cd.filter((x) => x.kind !== 'sandbox' && !(x.sandboxId && removed.has(x.sandboxId)));
-      if (pods.length) {
-        actions.push({ what: `stop and remove ${pods.length} pod sandbox${pods.length === 1 ? '' : 'es'} with crictl: ${named(pods)}`, script: `crictl stopp ${ids(pods)}; crictl rmp -f ${ids(pods)}` });
-      }
-      if (rest.length) actions.push({ what: `remove ${rest.length} container${rest.length === 1 ? '' : 's'} left with crictl`, script: `crictl rm -f ${ids(rest)}` });
-    } else if (cd.length) {
-      // Started by us, stopped by us (and waited for): on init-less nodes by the PID we started.
-      const pidFile = '/run/decom-containerd.pid';
-      const bracket = containerdUp
-        ? undefined
-        : systemdNode(s.pid1)
-          ? { start: 'systemctl start containerd', stop: 'systemctl stop containerd' }
-          : {
-              start: `setsid containerd </dev/null >>/var/log/containerd.log 2>&1 & echo $! > ${pidFile}`,
-              stop: `p=$(cat ${pidFile}) && rm -f ${pidFile} && kill "$p" && n=100 && while kill -0 "$p" 2>/dev/null && [ $n -gt 0 ]; do n=$((n - 1)); sleep 0.1; done; ! kill -0 "$p" 2>/dev/null`,
-            };
-      actions.push({
-        what: `stop and remove the pods of containerd's k8s.io namespace through its CRI${containerdUp ? '' : ' (containerd is stopped: started for this, then stopped again)'}, ctr for containers the CRI does not know: ${named(cd)}`,
-        script: `(CRI over the SSH connection, ${CONTAINERD_SOCKET}) StopPodSandbox and RemovePodSandbox of every sandbox, RemoveContainer of what is left; then ctr -n k8s.io task rm -f / container rm of the containers the CRI does not know`,
-        client: (node) => criTeardown(node, bracket),
-      });
-    }
-    const dk = s.containers.filter((c) => c.runtime === 'docker');
-    if (dk.length) {
-      actions.push({
-        what: `remove ${dk.length} Docker k8s_* container${dk.length === 1 ? '' : 's'} through the Docker API: ${dk.map((c) => c.name).join(', ')}`,
-        script: `(Docker API over the SSH connection) DELETE /containers/ID?force=true for ${dk.map((c) => c.id.slice(0, 12)).join(' ')}`,
-        client: (node) => dockerRemove(node, 'containers', dk.map((c) => c.id)),
-      });
-    }
-    return actions;
-  },
+  plan: (s) => runtimeRemoval(s, s.containers, { only: false, startStopped: true }),
   // The runtime's teardown of its sandboxes takes their pod networks with them (CNI DEL).
   after: (s) => removeContainers(stopSandboxes(s, s.containers.filter((c) => c.runtime === 'containerd' && c.kind === 'sandbox')), () => true),
   timeoutSec: () => 120,
@@ -147,6 +158,12 @@ function leftoverProcesses(s: NodeState) {
   return [...pids].map((pid) => s.processes.get(pid)).filter((p) => p !== undefined);
 }
 
+/** Stops processes (TERM, then KILL after the grace period), each named by PID and start time so a reused PID is never hit. */
+export const stopProcessesAction = (procs: Proc[], graceSec: number): Action => ({
+  what: `stop ${procs.length} process${procs.length === 1 ? '' : 'es'}: ${procs.map((p) => `${p.name} (${p.pid})`).join(', ')}`,
+  script: stopProcsScript(procs, graceSec),
+});
+
 export const processes: Step = {
   name: 'processes',
   description: 'stop the shims and container processes no runtime knows any more, found by command line and cgroup (TERM, then KILL)',
@@ -156,7 +173,7 @@ export const processes: Step = {
   plan(s, ctx) {
     const procs = leftoverProcesses(s);
     if (!procs.length) return [];
-    return [{ what: `stop ${procs.length} process${procs.length === 1 ? '' : 'es'}: ${procs.map((p) => `${p.name} (${p.pid})`).join(', ')}`, script: stopProcsScript(procs, Number(ctx.params.graceSec)) }];
+    return [stopProcessesAction(procs, Number(ctx.params.graceSec))];
   },
   after: (s) => killProcesses(s, leftoverProcesses(s).map((p) => p.pid)),
   timeoutSec: (ctx) => Number(ctx.params.graceSec) + 30,

@@ -28,11 +28,14 @@ export const kubelet: Step = {
       const units = [...new Set(procs.map((p) => K8S_DAEMONS[p.name] as string))];
       if (kubeletUnitState(s) && !units.includes('kubelet.service')) units.unshift('kubelet.service');
       if (units.length) {
+        // --no-reload (a daemon-reload costs ~0.1 s of CPU per node) only while the kubelet runs: the probe
+        // then never asked systemd for its unit file state. Once asked (a stopped kubelet: `systemctl show`),
+        // systemd caches that state until a reload, and would still say "enabled" after the disable.
+        const noReload = s.runningUnits.has('kubelet.service') ? ' --no-reload' : '';
         actions.push({
           what: `systemctl disable --now ${units.join(' ')}`,
-          // `disable` of a unit whose file is gone fails; `stop` must still happen. --no-reload:
-          // enablement is read from disk, and a daemon-reload costs ~0.1 s of CPU per node.
-          script: `rc=0; for u in ${units.map(q).join(' ')}; do systemctl disable --now --no-reload "$u" 2>&1 || { systemctl stop "$u" 2>&1 || rc=1; }; done; exit $rc`,
+          // `disable` of a unit whose file is gone fails; `stop` must still happen.
+          script: `rc=0; for u in ${units.map(q).join(' ')}; do systemctl disable --now${noReload} "$u" 2>&1 || { systemctl stop "$u" 2>&1 || rc=1; }; done; exit $rc`,
         });
       }
     }

@@ -10,22 +10,23 @@ export interface ConnectFlags {
 }
 
 /**
- * How a command reaches its hosts: every node's TCP connection dialed now, the SSH
- * library loaded meanwhile (the nodes start up while it loads). `close` ends the
- * early sockets no host took (a failure before connecting).
+ * How a command reaches its hosts: the given hosts' TCP connections dialed now (the
+ * host pool's first wave), the SSH library loaded meanwhile (the nodes answer while
+ * it loads); any other host is dialed when it connects. `close` ends the early
+ * sockets no host took (a failure before connecting).
  */
 export async function connector<T extends SshTarget>(hosts: T[], flags: ConnectFlags): Promise<{ connect(h: T): Promise<Transport>; close(): void }> {
   const dialed = new Map<string, Dialed>();
   if (flags.connection === 'ssh') for (const h of hosts) if (!h.proxyJump.length) dialed.set(h.name, dial(h.address, h.port));
   const { connectSsh, localTransport } = await import('./index.js');
   return {
-    connect: (h) =>
-      flags.connection === 'local'
-        ? Promise.resolve(localTransport(h.name, flags.hostRoot))
-        : connectSsh(flags.knownHosts ? { ...h, knownHostsFile: flags.knownHosts } : h, {
-            acceptNewHostKeys: flags.acceptNewHostKeys,
-            ...(dialed.has(h.name) ? { dialed: dialed.get(h.name)! } : {}),
-          }),
+    connect: (h) => {
+      if (flags.connection === 'local') return Promise.resolve(localTransport(h.name, flags.hostRoot));
+      // A socket dialed early serves the host's first connection only: a later one (a fix after its audit, past the pool's bound) dials anew.
+      const early = dialed.get(h.name);
+      dialed.delete(h.name);
+      return connectSsh(flags.knownHosts ? { ...h, knownHostsFile: flags.knownHosts } : h, { acceptNewHostKeys: flags.acceptNewHostKeys, ...(early ? { dialed: early } : {}) });
+    },
     close: () => {
       for (const d of dialed.values()) d.sock.destroy();
     },

@@ -5,6 +5,7 @@
 import type { Host } from '../inventory/index.js';
 import type { Transport } from '../transport/types.js';
 import { TransportError } from '../transport/types.js';
+import { DEFAULT_FORKS, pool } from '../util/pool.js';
 import { ALL_VIEWS, PURGE_VIEWS, probeNode, type NodeState } from '../probes/index.js';
 import { findings, notes, type Finding } from './rules.js';
 import { printable, renderSummary, summarizeFindings } from './report.js';
@@ -23,6 +24,8 @@ export interface HostReport {
 
 export interface VerifyOptions {
   connect: (host: Host) => Promise<Transport>;
+  /** Hosts probed at once (the host pool's bound). */
+  forks?: number;
   /** The cluster side (a Node object still registered), by host name. */
   cluster?: (hosts: Host[]) => Promise<NodeCheck>;
   /** The installation footprint is residue too (`verify --purge`). */
@@ -57,7 +60,7 @@ async function verifyHost(host: Host, opts: VerifyOptions): Promise<HostReport> 
 
 export async function verify(hosts: Host[], opts: VerifyOptions): Promise<HostReport[]> {
   const [reports, cluster] = await Promise.all([
-    Promise.all(hosts.map((h) => verifyHost(h, opts))),
+    pool(hosts, opts.forks ?? DEFAULT_FORKS, (h) => verifyHost(h, opts)),
     opts.cluster ? opts.cluster(hosts) : Promise.resolve<NodeCheck>({ findings: new Map(), warnings: new Map() }),
   ]);
   for (const r of reports) {

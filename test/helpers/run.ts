@@ -32,8 +32,11 @@ export const actionsOf = (r: RunReport, host: string) =>
 export const reportOf = (out: string): RunReport => JSON.parse(out.slice(out.indexOf('{\n'))) as RunReport;
 
 /** Starts `decom run` in the background; resolves with its exit code and output. */
-export function startRun(args: string[]): { done: Promise<{ code: number; out: string }>; pid: number; kill(): void } {
-  const child = spawn(process.execPath, [CLI, 'run', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+export const startRun = (args: string[]) => startDecom(['run', ...args]);
+
+/** Starts any decom command in the background; resolves with its exit code and output (stdout, then what it printed on stderr, as it came). */
+export function startDecom(args: string[]): { done: Promise<{ code: number; out: string }>; pid: number; kill(): void } {
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout.on('data', (b: Buffer) => (out += b));
   child.stderr.on('data', (b: Buffer) => (out += b));
