@@ -194,7 +194,7 @@ describe('the remedies as the engine runs them: one round trip, each guard asked
       expect(existsSync(file)).toBe(false);
     }
     const taken = await lease(`${'e'.repeat(64)}\r\neth0`);
-    expect(taken.r).toEqual({ outcome: 'failed', why: 'the address was handed out again' });
+    expect(taken.r).toEqual({ outcome: 'left', why: 'the address was handed out again' });
     expect(existsSync(taken.file)).toBe(true);
   });
 
@@ -205,7 +205,7 @@ describe('the remedies as the engine runs them: one round trip, each guard asked
     const dir = join(work, 'pod-link');
     spawnSync('ln', ['-s', target, dir]);
     const r = await run(dashAt(work), actionsOf(finding('orphan-pod-dir', dir, { uid: 'u', dir, mounts: [] })));
-    expect(r).toEqual({ outcome: 'failed', why: 'it is a symbolic link now' });
+    expect(r).toEqual({ outcome: 'left', why: 'it is a symbolic link now' });
     expect(readFileSync(join(dir, 'important.db'), 'utf8')).toBe('keep');
   });
 });

@@ -158,7 +158,7 @@ describe('the audit as deployed: image, DaemonSet and CronJob run by the sandbox
 
     // A Job from the CronJob's own template, running the fix.
     const template = json('-n', 'decom', 'get', 'cronjob', 'decom-audit').spec.jobTemplate.spec;
-    template.template.spec.containers[0].args = ['exec decom audit /etc/decom/inventory/hosts.yaml --known-hosts /etc/decom/ssh/known_hosts --fix stuck-terminating-pod --yes --stuck-after 1s'];
+    template.template.spec.containers[0].args = ['exec decom audit /etc/decom/inventory/hosts.yaml --known-hosts /etc/decom/ssh/known_hosts --fix stuck-terminating-pod --yes --stuck-after 1s --state-dir /reports/fix-journal'];
     template.template.spec.nodeSelector = { 'kubernetes.io/hostname': 'node2' };
     apply('fix.yaml', [{ apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'fix-1', namespace: 'decom' }, spec: { ...template, completions: 1, parallelism: 1, backoffLimit: 0 } }]);
     await until(jobDone('fix-1'), 60_000, 'Job fix-1 finished');

@@ -1,13 +1,13 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { decom, down, nodes, ROOT, ssh, STATE_DIR, up } from './helpers/sandbox.js';
+import { decom, down, nodes, ssh, STATE_DIR, up } from './helpers/sandbox.js';
 import { leftovers } from './helpers/residue.js';
 import { requireKubectl } from './helpers/kubectl.js';
-import { INVENTORY, runJson, startDecom, until } from './helpers/run.js';
+import { INVENTORY, reportOf, runJson, startDecom, until } from './helpers/run.js';
 
 // One mechanism changes nodes: `decom run` and `decom audit --fix` take the same node
 // lock, name each other when refused (exit 4, nothing changed), wait for each other
@@ -21,18 +21,84 @@ const events = (file: string) => readFileSync(file, 'utf8').trim().split('\n').m
 const journalIn = (stderr: string) => /journal (\S+\.jsonl)/.exec(stderr)?.[1] ?? '';
 const lockOf = (node: string) => ssh(node, 'cat /run/decom.lock 2>/dev/null; true');
 
-describe('the node lock between a reset and a fix, on force-deleted-pods (no API)', () => {
+/**
+ * A TCP proxy in front of each sandbox node's sshd, counting the connections open at
+ * once, and an inventory that reaches the nodes through it.
+ */
+async function proxied(file: string) {
+  const servers: net.Server[] = [];
+  const stats = { open: 0, most: 0, total: 0 };
+  const doc = parse(readFileSync(INVENTORY, 'utf8')) as { all: { hosts: Record<string, Record<string, unknown>>; vars: Record<string, unknown> } };
+  const keys = readFileSync(join(STATE_DIR, 'known_hosts'), 'utf8').split('\n').filter(Boolean);
+  const known: string[] = [];
+  for (const n of nodes()) {
+    const server = net.createServer((client) => {
+      stats.open++;
+      stats.total++;
+      stats.most = Math.max(stats.most, stats.open);
+      const up = net.connect(22, n.addr);
+      client.pipe(up).pipe(client);
+      const end = () => {
+        client.destroy();
+        up.destroy();
+      };
+      client.on('close', end);
+      up.on('close', end);
+      client.on('error', end);
+      up.on('error', end);
+    });
+    // Closed when its FIN arrives (end) or it is torn down (close), whichever comes first: once.
+    server.on('connection', (c) => {
+      let gone = false;
+      const bye = () => {
+        if (!gone) (gone = true), stats.open--;
+      };
+      c.once('end', bye);
+      c.once('close', bye);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    servers.push(server);
+    const port = (server.address() as net.AddressInfo).port;
+    doc.all.hosts[n.name] = { ...doc.all.hosts[n.name], ansible_host: '127.0.0.1', ansible_port: port };
+    for (const k of keys.filter((l) => l.startsWith(`${n.addr} `))) known.push(`[127.0.0.1]:${port} ${k.slice(n.addr.length + 1)}`);
+  }
+  const knownFile = `${file}.known_hosts`;
+  writeFileSync(knownFile, `${known.join('\n')}\n`);
+  doc.all.vars.ansible_ssh_common_args = `-o UserKnownHostsFile=${knownFile} -o StrictHostKeyChecking=yes`;
+  writeFileSync(file, stringify(doc));
+  return {
+    inventory: file,
+    /** Runs decom in the background (a synchronous spawn would stall the proxies), counting from zero. */
+    measure: async (args: string[]) => {
+      [stats.most, stats.total] = [0, 0];
+      const r = await startDecom(args).done;
+      return { ...r, most: stats.most, total: stats.total };
+    },
+    close: () => Promise.all(servers.map((x) => new Promise((r) => x.close(r)))),
+  };
+}
+
+describe('the node lock between a reset and a fix, and the host pool, on force-deleted-pods (no API)', () => {
   const state = join(tmp, 'state-a');
-  beforeAll(() => up(['--nodes', '1', '--scenario', 'force-deleted-pods']));
+  beforeAll(() => up(['--nodes', '4', '--scenario', 'force-deleted-pods']));
   afterAll(() => down());
 
+  it("a fix never takes over the lock of a run that died: it refuses the node (exit 4) naming that run, and leaves the lock for a run to finish", () => {
+    // The lock of a reset that was killed: its session (PID 1's "start time" 1 never matches) is gone.
+    const dead = '20261126T000000Z-dead01 1:1\nrun\nroot@ops1\n2026-11-26T00:00:00.000Z\n';
+    ssh('node1', `printf '%s' '${dead}' > /run/decom.lock`);
+    const fix = decom(['audit', INVENTORY, 'node1', '--fix', 'orphan-netns', '--yes', '--state-dir', state]);
+    expect(fix.code, fix.stderr).toBe(4);
+    expect(fix.stderr).toMatch(/^node1: LEFT ALONE orphan-netns cni-\S+: decom run 20261126T000000Z-dead01: run, by root@ops1, since 2026-11-26T00:00:00.000Z did not finish on this node \(killed, or its connection was lost\): finish it first by running it again/m);
+    expect(lockOf('node1')).toBe(dead);
+    ssh('node1', 'rm -f /run/decom.lock');
+  });
+
   it("a fix while a reset holds the node is refused (exit 4) naming the reset's run and command, acts on nothing, and the reset ends clean", async () => {
-    // The reset, held a few seconds at its start so the fix meets it: its shipped steps after one shell step.
-    const book = join(tmp, 'held-reset.yaml');
-    const shipped = readFileSync(join(ROOT, 'playbooks', 'reset.yaml'), 'utf8');
-    writeFileSync(book, shipped.replace(/^steps:\n/m, 'steps:\n  - name: hold the node\n    shell: sleep 6\n'));
-    const reset = startDecom(['run', INVENTORY, 'node1', '--playbook', book, '--yes', '--output', 'json', '--state-dir', state]);
+    // The reset, paused once it holds the lock (the lock is its SSH session's: it stays held), so the fix meets it whatever the timing.
+    const reset = startDecom(['run', INVENTORY, 'node1', '--playbook', 'reset', '--yes', '--output', 'json', '--state-dir', state]);
     await until(() => lockOf('node1').split('\n')[1] === 'run', 30_000, 'the reset to take the lock');
+    process.kill(reset.pid, 'SIGSTOP');
     const resetRun = lockOf('node1').split(' ')[0]!;
 
     const fix = decom(['audit', INVENTORY, 'node1', '--fix', 'orphan-netns,orphan-veth,orphan-pod-dir', '--yes', '--state-dir', state]);
@@ -45,10 +111,37 @@ describe('the node lock between a reset and a fix, on force-deleted-pods (no API
     expect(journal.filter((e) => e.event === 'action' || e.event === 'step-start')).toEqual([]);
     expect(journal.at(-1)).toMatchObject({ event: 'run-end', exit: 4 });
 
+    process.kill(reset.pid, 'SIGCONT');
     const done = await reset.done;
     expect(done.code, done.out).toBe(0);
     expect(leftovers('node1')).toEqual([]);
     expect(lockOf('node1')).toBe('');
+  });
+  it('verify, audit, audit --fix and run, 4 hosts with --forks 2: never more than 2 connections at once, every host reached', async () => {
+    const proxy = await proxied(join(tmp, 'proxied.yaml'));
+    try {
+      const verify = await proxy.measure(['verify', proxy.inventory, 'all', '--forks', '2', '--output', 'json']);
+      expect(verify.code, verify.out).toBe(1); // nodes 2-4 have residue
+      expect([verify.most, verify.total]).toEqual([2, 4]);
+
+      const audit = await proxy.measure(['audit', proxy.inventory, '--forks', '2', '--output', 'json']);
+      expect(audit.code, audit.out).toBe(1);
+      expect([audit.most, audit.total]).toEqual([2, 4]);
+
+      const fix = await proxy.measure(['audit', proxy.inventory, '--forks', '2', '--fix', 'orphan-ipam-lease', '--yes', '--state-dir', state]);
+      for (const n of ['node2', 'node3', 'node4']) expect(fix.out).toMatch(new RegExp(`^${n}: fixed orphan-ipam-lease `, 'm'));
+      expect(fix.most).toBe(2);
+      // Each connection is closed after its part, as 4 hosts do not fit in 2: the audit (4), each host with a lease under its
+      // lock (3: node1 was reset above), and node1 probed again for the report after the fix (1).
+      expect(fix.total, fix.out).toBe(8);
+
+      const run = await proxy.measure(['run', proxy.inventory, 'all', '--allow-many', '--playbook', 'reset', '--yes', '--forks', '2', '--output', 'json', '--state-dir', state]);
+      expect(run.code, run.out).toBe(0);
+      expect([run.most, run.total]).toEqual([2, 4]);
+      for (const n of ['node1', 'node2', 'node3', 'node4']) expect(leftovers(n), n).toEqual([]);
+    } finally {
+      await proxy.close();
+    }
   });
 });
 
@@ -102,6 +195,8 @@ describe('a fix under the interlocks and the lock, on etcd-restore-phantoms', ()
     );
     const fix = startDecom(['audit', INVENTORY, 'node2', '--fix', 'phantom-pod', '--yes', '--state-dir', state]);
     await until(() => lockOf('node2').split('\n')[1] === 'audit --fix', 30_000, 'the fix to take the lock');
+    // Paused while the others meet its lock (its SSH session, which the lock belongs to, lives on), so no timing decides the test.
+    process.kill(fix.pid, 'SIGSTOP');
     const fixRun = lockOf('node2').split(' ')[0]!;
 
     const refused = runJson(['node2', '--playbook', 'reset', '--yes'], state);
@@ -115,17 +210,23 @@ describe('a fix under the interlocks and the lock, on etcd-restore-phantoms', ()
     expect(Date.now() - short).toBeGreaterThanOrEqual(1000);
     expect(ranOut.report.hosts[0]!.refused).toContain(fixRun);
 
-    const waited = runJson(['node2', '--playbook', 'reset', '--yes', '--wait-lock', '2m'], state);
+    const earlier = new Set(readdirSync(join(state, 'runs')));
+    const waiting = startDecom(['run', INVENTORY, 'node2', '--playbook', 'reset', '--yes', '--wait-lock', '2m', '--output', 'json', '--state-dir', state]);
+    const waits = () => readdirSync(join(state, 'runs')).filter((f) => !earlier.has(f)).some((f) => readFileSync(join(state, 'runs', f), 'utf8').includes('"event":"lock-wait"'));
+    await until(waits, 30_000, 'the third run to wait for the lock');
+    process.kill(fix.pid, 'SIGCONT');
     const fixed = await fix.done;
+    const ended = await waiting.done;
+    const waited = { code: ended.code, report: reportOf(ended.out) };
     expect(fixed.out).toMatch(/^node2: fixed phantom-pod default\/metrics-agent-\S+$/m);
     expect(waited.code, JSON.stringify(waited.report.hosts[0])).toBe(0);
     expect(leftovers('node2')).toEqual([]);
     const resetJournal = events(waited.report.journal);
     expect(resetJournal.find((e) => e.event === 'lock-wait')).toMatchObject({ host: 'node2', holder: { runId: fixRun, command: 'audit --fix' } });
     expect(resetJournal.find((e) => e.event === 'host-start')).toMatchObject({ lock: 'acquired' });
-    // The reset started after the fix ended: its first step follows the fix's last event.
+    // The reset started after the fix's remedies ended: its first step follows them.
     const fixJournal = events(journalIn(fixed.out));
-    expect(String(resetJournal.find((e) => e.event === 'step-start')!.ts) >= String(fixJournal.find((e) => e.event === 'host-end')!.ts)).toBe(true);
+    expect(String(resetJournal.find((e) => e.event === 'step-start')!.ts) >= String(fixJournal.find((e) => e.event === 'step' && e.step === 'fix')!.ts)).toBe(true);
 
     // The fix's journal: its command and kinds, the lock it took, each action with its command and exit, each host's end.
     expect(fixJournal[0]).toMatchObject({ event: 'run-start', command: 'audit --fix', kinds: ['phantom-pod'] });
@@ -151,75 +252,3 @@ describe('a fix under the interlocks and the lock, on etcd-restore-phantoms', ()
   });
 });
 
-describe('one host pool: every command keeps at most --forks connections open', () => {
-  const servers: net.Server[] = [];
-  let open = 0;
-  let most = 0;
-  let total = 0;
-  let inventory = '';
-  beforeAll(async () => {
-    up(['--nodes', '4', '--scenario', 'force-deleted-pods']);
-    // A TCP proxy in front of each node's sshd, counting the connections open at once.
-    const doc = parse(readFileSync(INVENTORY, 'utf8')) as { all: { hosts: Record<string, Record<string, unknown>>; vars: Record<string, unknown> } };
-    const keys = readFileSync(join(STATE_DIR, 'known_hosts'), 'utf8').split('\n').filter(Boolean);
-    const known: string[] = [];
-    for (const n of nodes()) {
-      const server = net.createServer((client) => {
-        open++;
-        total++;
-        most = Math.max(most, open);
-        const up = net.connect(22, n.addr);
-        client.pipe(up).pipe(client);
-        const end = () => {
-          client.destroy();
-          up.destroy();
-        };
-        client.on('close', end);
-        up.on('close', end);
-        client.on('error', end);
-        up.on('error', end);
-      });
-      server.on('connection', (c) => c.once('close', () => open--));
-      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-      servers.push(server);
-      const port = (server.address() as net.AddressInfo).port;
-      doc.all.hosts[n.name] = { ...doc.all.hosts[n.name], ansible_host: '127.0.0.1', ansible_port: port };
-      for (const k of keys.filter((l) => l.startsWith(`${n.addr} `))) known.push(`[127.0.0.1]:${port} ${k.slice(n.addr.length + 1)}`);
-    }
-    const knownFile = join(tmp, 'known_hosts');
-    writeFileSync(knownFile, `${known.join('\n')}\n`);
-    doc.all.vars.ansible_ssh_common_args = `-o UserKnownHostsFile=${knownFile} -o StrictHostKeyChecking=yes`;
-    inventory = join(tmp, 'proxied.yaml');
-    writeFileSync(inventory, stringify(doc));
-  });
-  afterAll(async () => {
-    for (const s of servers) await new Promise((r) => s.close(r));
-    down();
-  });
-  it('verify, audit, audit --fix and run, 4 hosts with --forks 2: never more than 2 connections at once, every host reached', async () => {
-    // spawnSync would block the proxies' event loop: run each command in the background and wait.
-    const bg = async (args: string[]) => {
-      [most, total] = [0, 0];
-      const r = await startDecom(args).done;
-      return { ...r, most, total };
-    };
-    const verify = await bg(['verify', inventory, 'all', '--forks', '2', '--output', 'json']);
-    expect(verify.code, verify.out).toBe(1); // every node has residue
-    expect([verify.most, verify.total]).toEqual([2, 4]);
-
-    const audit = await bg(['audit', inventory, '--forks', '2', '--output', 'json']);
-    expect(audit.code, audit.out).toBe(1);
-    expect(audit.most).toBe(2);
-    expect(audit.total).toBe(4);
-
-    const fix = await bg(['audit', inventory, '--forks', '2', '--fix', 'orphan-ipam-lease', '--yes', '--state-dir', join(tmp, 'state-c')]);
-    expect(fix.out).toMatch(/^node4: fixed orphan-ipam-lease /m);
-    expect(fix.most).toBe(2);
-    expect(fix.total).toBe(8); // the audit, then the fix of each host: each connection is closed after its part, as 4 hosts do not fit in 2
-
-    const run = await bg(['run', inventory, 'all', '--allow-many', '--playbook', 'reset', '--yes', '--forks', '2', '--output', 'json', '--state-dir', join(tmp, 'state-c')]);
-    expect(run.code, run.out).toBe(0);
-    expect([run.most, run.total]).toEqual([2, 4]);
-    for (const n of ['node1', 'node2', 'node3', 'node4']) expect(leftovers(n), n).toEqual([]);
-  });
-});

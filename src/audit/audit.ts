@@ -11,7 +11,8 @@ import { addressesOf } from '../cluster/etcd.js';
 import { nodeNameOf } from '../cluster/node.js';
 import { inputError } from '../util/errors.js';
 import { DEFAULT_FORKS, pool } from '../util/pool.js';
-import { readCluster, type ApiSource, type ClusterRead, type ClusterView } from './cluster.js';
+import type { ApiSource } from '../cluster/kubeconfig.js';
+import { readCluster, type ClusterRead, type ClusterView } from './cluster.js';
 import { API_KINDS, AUDIT_KINDS, apiFindings, etcdFindings, knownPods, nodeFindings, refusedKinds, type AuditFinding, type AuditKind } from './rules.js';
 
 export interface HostAudit {

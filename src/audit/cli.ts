@@ -1,7 +1,8 @@
 /**
  * `decom audit`: flags checked, hosts resolved (and sharded), the audit run and its
- * outputs written; with --fix, the re-check, the plan, the confirmation, the remedies
- * and the audit that proves them. One connection per host for all of it.
+ * outputs written; with --fix, the plan, the confirmation, then per host under its
+ * lock the re-check, the remedies and their proof. One connection per host for all of
+ * it while the hosts fit in the pool's bound (--forks).
  */
 import { writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline/promises';
@@ -18,6 +19,7 @@ import { readCluster } from './cluster.js';
 import type { ApiSource } from '../cluster/kubeconfig.js';
 import type { AuditKind } from './rules.js';
 import { Journal, newRunId, operatorName, stateDir } from '../engine/journal.js';
+import { FIX_COMMAND } from '../engine/lock.js';
 import { forksOf } from '../util/pool.js';
 import { serveMetrics, systemdUnits } from './schedule.js';
 import { checkForceFinalize, fixKinds, plan, proveFixes, runFixes, type Remedy } from './fix.js';
@@ -77,6 +79,7 @@ export async function auditCommand(inventoryFile: string, targets: string[], fla
   const planned = flags.from ? readReport(flags.from, '--from') : undefined;
   const forks = forksOf(flags.forks);
   if (!fixing && (flags.waitLock !== undefined || flags.stateDir !== undefined)) throw inputError('--wait-lock and --state-dir go with --fix or --force-finalize');
+  const waitLockSec = flags.waitLock !== undefined ? duration('--wait-lock', flags.waitLock, 0) : undefined;
   const inventory = await loadInventory(inventoryFile);
   const all = [...inventory.hosts.values()];
   let hosts = resolveTargets(inventory, targets.length ? targets : ['all'], flags.limit);
@@ -111,7 +114,7 @@ export async function auditCommand(inventoryFile: string, targets: string[], fla
       writeOutputs(report, flags);
       return auditExitCode(report);
     }
-    return await fix(report, hosts, o, { flags, kinds, forks, api, connect, release });
+    return await fix(report, hosts, o, { flags, kinds, forks, waitLockSec, api, connect, release });
   } finally {
     await close();
   }
@@ -126,7 +129,7 @@ async function fix(
   report: AuditReport,
   hosts: Host[],
   o: AuditOptions,
-  x: { flags: AuditFlags; kinds: Set<AuditKind>; forks: number; api: ApiSource | undefined; connect: (h: Host) => Promise<Transport>; release: (h: Host) => Promise<void> },
+  x: { flags: AuditFlags; kinds: Set<AuditKind>; forks: number; waitLockSec: number | undefined; api: ApiSource | undefined; connect: (h: Host) => Promise<Transport>; release: (h: Host) => Promise<void> },
 ): Promise<number> {
   const { flags, kinds } = x;
   const forceFinalize = new Set(flags.forceFinalize);
@@ -141,19 +144,19 @@ async function fix(
   }
   if (!flags.check && !flags.yes) await confirm(todo);
 
-  const runId = newRunId();
-  const journal = new Journal(stateDir(flags.stateDir), runId);
-  const command = 'audit --fix';
-  journal.write({ event: 'run-start', command, kinds: [...kinds], forceFinalize: [...forceFinalize], check: flags.check, hosts: hosts.map((h) => h.name), argv: process.argv.slice(2) });
-  process.stderr.write(`decom: fix ${runId}${flags.check ? ' (check: nothing will be changed)' : ''}, journal ${journal.file}\n`);
+  // The clients and the re-check's lists before the journal starts: a kubeconfig error is bad input, with no journal left unfinished.
   const kube = x.api && !flags.check && todo.some((a) => a.finding.kind.startsWith('stuck-')) ? await kubeClients(x.api) : undefined;
   const recheckApi = x.api ? await readCluster(x.api) : undefined;
-  const waitLockSec = flags.waitLock !== undefined ? duration('--wait-lock', flags.waitLock, 0) : undefined;
+  const runId = newRunId();
+  const journal = new Journal(stateDir(flags.stateDir), runId);
+  journal.write({ event: 'run-start', command: FIX_COMMAND, kinds: [...kinds], forceFinalize: [...forceFinalize], check: flags.check, hosts: hosts.map((h) => h.name), argv: process.argv.slice(2) });
+  process.stderr.write(`decom: fix ${runId}${flags.check ? ' (check: nothing will be changed)' : ''}, journal ${journal.file}\n`);
   const done = await runFixes(hosts, {
-    runId, holder: { runId, command, operator: operatorName(), since: new Date().toISOString() }, check: flags.check, ...(waitLockSec ? { waitLockSec } : {}),
+    runId, holder: { runId, command: FIX_COMMAND, operator: operatorName(), since: new Date().toISOString() }, check: flags.check, ...(x.waitLockSec ? { waitLockSec: x.waitLockSec } : {}),
     forks: x.forks, journal, kinds, forceFinalize, planned: report, recheckApi, ...(kube ? { kube } : {}), connect: x.connect, release: x.release, audit: o,
   });
   const remedies = done.remedies;
+  for (const w of done.warnings) process.stderr.write(`${printable(w)}\n`);
   // The report after it: the fixed hosts' states as their remedies' round trip re-probed them (in --check, the
   // re-check's), the other hosts probed now, the API listed again. In a real run it is the proof.
   const fresh = hosts.filter((_, i) => !done.probes[i]?.state && !done.probes[i]?.error);

@@ -45,8 +45,6 @@ export interface ClusterView {
   refused?: Partial<Record<ApiList, string>>;
 }
 
-/** Where the API is (src/cluster/kubeconfig.ts: the one source every command's clients come from), for the audit's imports. */
-export type { ApiSource };
 
 /** What reading the API came to: its lists (some maybe refused), no kubeconfig at all, or why no list could be read. */
 export type ClusterRead = { view: ClusterView } | { none: true } | { server: string; error: string };

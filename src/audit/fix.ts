@@ -15,11 +15,11 @@ import { codeOf, errorLine } from '../cluster/kubeconfig.js';
 import { nodeNameOf, otherMachine } from '../cluster/node.js';
 import { applyStep, wrongHost } from '../engine/engine.js';
 import type { Journal } from '../engine/journal.js';
-import { heldBy, lockAndProbe, releaseScript, type LockHolder } from '../engine/lock.js';
+import { openNodeLock, releaseScript, type LockHolder } from '../engine/lock.js';
 import type { Action as NodeAction, ActionResult, Step, StepContext } from '../engine/step.js';
 import type { Host } from '../inventory/index.js';
 import { AUDIT_VIEWS, type NodeState, type Proc } from '../probes/index.js';
-import { GONE, leaseRemedy, netnsRemedy, notPodCgroups, phantomRemedy, podCgroupRemedy, podDirRemedy, vethRemedy } from '../steps/remedies.js';
+import { GONE, REMEDY_GRACE_SEC, leaseRemedy, netnsRemedy, notPodCgroups, phantomRemedy, podCgroupRemedy, podDirRemedy, vethRemedy } from '../steps/remedies.js';
 import { TransportError, type Transport } from '../transport/types.js';
 import { inputError } from '../util/errors.js';
 import { pool } from '../util/pool.js';
@@ -158,7 +158,10 @@ export function nodeActions(f: AuditFinding, s: NodeState): { actions: NodeActio
   switch (f.kind) {
     case 'phantom-pod': {
       const ids = new Set([...(t.containers as string[]), ...(t.sandboxes as string[])]);
-      return { actions: phantomRemedy(s, s.containers.filter((c) => ids.has(c.id)), procsOf(s, t.processes as string[])) };
+      const containers = s.containers.filter((c) => ids.has(c.id));
+      // A static pod whose mirror the API lacks is no phantom to remove: its kubelet runs it from a manifest, and would start it again.
+      if (containers.some((c) => c.configSource === 'file')) return { refuse: "a static pod (kubernetes.io/config.source: file): the kubelet runs it from its manifest; remove the manifest (decom run's static-pods step) instead" };
+      return { actions: phantomRemedy(s, containers, procsOf(s, t.processes as string[])) };
     }
     case 'orphan-pod-cgroup': {
       // A live node: pod-level cgroups only, never the running kubelet's QoS tree it is in.
@@ -182,8 +185,9 @@ export function nodeActions(f: AuditFinding, s: NodeState): { actions: NodeActio
 /** How a remedy went, from its actions' results: a guard's `gone`, its other refusals, an exit status. */
 export function outcomeOf(results: readonly ActionResult[]): Pick<Remedy, 'outcome' | 'why'> {
   if (!results.length || results.every((r) => r.skipped && r.output?.trim() === GONE)) return { outcome: 'gone' };
+  // Changed since the re-check (a process entered the netns, the address was handed out again): left alone, as the re-check would.
   const refused = results.find((r) => r.skipped && r.output?.trim() !== GONE);
-  if (refused) return { outcome: 'failed', why: refused.output?.trim() || 'its guard refused' };
+  if (refused) return { outcome: 'left', why: refused.output?.trim() || 'its guard refused' };
   const bad = results.find((r) => !r.skipped && r.code !== 0);
   if (bad) return { outcome: 'failed', why: `${bad.what}: exit ${bad.code}${bad.output?.trim() ? `: ${bad.output.trim().split('\n').slice(-1)[0]}` : ''}` };
   return { outcome: 'done' };
@@ -245,11 +249,13 @@ export interface FixRun {
   audit: Pick<AuditOptions, 'inventory' | 'stuckAfterSec' | 'staleAfterSec' | 'etcdGroup'>;
 }
 
-/** Each host's part of a fix: its remedies, its state after them (the proof's node side), and why it was refused. */
+/** Each host's part of a fix: its remedies, its state after them (the proof's node side), why it was refused or lost. */
 interface HostFix {
   remedies: Remedy[];
   probe: { state?: NodeState; error?: string };
   refused?: string;
+  error?: string;
+  warnings: string[];
 }
 
 /** Why the fix refuses this host before acting (the interlocks a run asks too): the hostname, and the machine-id the Node reports. */
@@ -260,7 +266,7 @@ function interlock(host: Host, s: NodeState, recheck: ClusterRead | undefined): 
 }
 
 /** The remedies, as one step the engine runs: the plan is the remedies' actions in NODE_ORDER, owned residue none (the proof is the audit's). */
-function remedyStep(actions: NodeAction[]): Step {
+function remedyStep(actions: NodeAction[], stops: number): Step {
   return {
     name: 'fix',
     description: "the audit's remedies",
@@ -269,62 +275,66 @@ function remedyStep(actions: NodeAction[]): Step {
     views: [...AUDIT_VIEWS],
     plan: () => actions,
     after: (s) => s,
-    timeoutSec: () => 120,
+    // Each process stop may wait out its grace period; the rest is quick.
+    timeoutSec: () => 60 + stops * (REMEDY_GRACE_SEC + 5),
   };
 }
 
 async function fixHost(host: Host, f: FixRun): Promise<HostFix> {
   const journal = (e: Record<string, unknown>) => f.journal.write({ host: host.name, ...e });
   const planned: AuditReport = { ...f.planned, hosts: f.planned.hosts.filter((h) => h.host === host.name), cluster: [] };
-  const mine = plan(planned, planned, f.kinds, f.forceFinalize).filter((r) => !r.outcome);
-  const leave = (remedies: Remedy[], why: string) => remedies.map((r) => ({ ...r, outcome: 'left' as const, why }));
+  const out: HostFix = { remedies: plan(planned, planned, f.kinds, f.forceFinalize).filter((r) => !r.outcome), probe: {}, warnings: [] };
   let t: Transport | undefined;
-  let locked = false;
-  const out: HostFix = { remedies: mine, probe: {} };
   try {
     t = await f.connect(host);
-    const { trip, lock } = await lockAndProbe(t, { holder: f.holder, check: f.check, sudo: host.become, views: AUDIT_VIEWS, ...(f.waitLockSec ? { waitSec: f.waitLockSec } : {}), waiting: (held) => journal({ event: 'lock-wait', holder: held.holder ?? { runId: held.other } }) });
-    let state = trip.state;
+    // A dead run's lock is left for a run to finish (keepRuns): a fix does not take over a half-done reset.
+    const opened = await openNodeLock(t, { holder: f.holder, check: f.check, sudo: host.become, views: AUDIT_VIEWS, keepRuns: true, journal, ...(f.waitLockSec ? { waitSec: f.waitLockSec } : {}) });
+    let state = opened.trip.state;
     if (f.audit.etcdGroup) state.etcdGroup = f.audit.etcdGroup(host);
-    locked = lock.verdict === 'acquired' || lock.verdict === 'taken';
-    journal({ event: 'host-start', check: f.check, hostname: state.hostname, lock: lock.verdict, ...(lock.other ? { other: lock.other } : {}), ...(lock.holder ? { holder: lock.holder } : {}) });
     out.probe = { state };
-    const refused = lock.verdict === 'held' ? `${heldBy(lock)}; try again when it ends, or wait for it (--wait-lock)` : interlock(host, state, f.recheckApi);
+    if (opened.finishes) {
+      out.warnings.push(`${host.name}: took over the lock of fix ${opened.finishes}, which did not finish (killed, or its connection was lost)`);
+      journal({ event: 'resume', finishes: opened.finishes });
+    }
+    const refused = opened.refused ?? interlock(host, state, f.recheckApi);
     if (refused) {
       journal({ event: 'refused', reason: refused });
-      return { ...out, remedies: leave(mine, refused), refused };
+      out.refused = refused;
+      out.remedies = out.remedies.map((r) => ({ ...r, outcome: 'left' as const, why: refused }));
+      return out;
     }
     // The re-check, under the lock: this host's probe just taken, judged with the API's lists.
     const recheck = judge([host], [{ state }], f.recheckApi, f.audit, Date.now());
-    const remedies = plan(planned, recheck, f.kinds, f.forceFinalize);
-    out.remedies = remedies;
-    const todo = remedies.filter((r) => !r.outcome);
+    out.remedies = plan(planned, recheck, f.kinds, f.forceFinalize);
+    const todo = out.remedies.filter((r) => !r.outcome);
     if (f.check || !todo.length) return out;
 
     const onNode = todo.filter((r) => !API_FIXES.has(r.finding.kind)).sort((a, b) => NODE_ORDER.indexOf(a.finding.kind) - NODE_ORDER.indexOf(b.finding.kind));
+    // Each action tagged with its remedy: the results come back in the engine's order (client-side actions first).
+    const owners = new Map<string, number>();
     const actions: NodeAction[] = [];
-    const owner: number[] = [];
     for (const [i, r] of onNode.entries()) {
       const made = nodeActions(r.finding, state);
-      if ('refuse' in made) Object.assign(r, { outcome: 'failed', why: made.refuse });
-      else for (const a of made.actions) (actions.push(a), owner.push(i));
+      if ('refuse' in made) Object.assign(r, { outcome: 'left', why: made.refuse });
+      else for (const a of made.actions) {
+        const tagged = { ...a, what: `${a.what} [${r.finding.kind} ${r.finding.subject}]` };
+        owners.set(tagged.what, i);
+        actions.push(tagged);
+      }
     }
     if (actions.length) {
       const ctx: StepContext = { runId: f.runId, backupDir: '', host: host.name, node: nodeNameOf(host), vars: host.vars, params: {}, operatorBackupDir: '', before: new Set() };
-      const step = { step: remedyStep(actions), label: 'fix', params: {} };
-      journal({ event: 'step-start', step: 'fix', remedies: onNode.map((r) => `${r.finding.kind} ${r.finding.subject}`) });
-      const done = await applyStep(t, state, step, ctx, host.become, AUDIT_VIEWS, journal);
+      const stops = onNode.filter((r) => (r.finding.target.processes as string[] | undefined)?.length).length;
+      const done = await applyStep(t, state, { step: remedyStep(actions, stops), label: 'fix', params: {} }, ctx, host.become, AUDIT_VIEWS, journal);
       state = done.state;
       out.probe = { state };
-      // applyStep runs the client-side actions (the runtimes' APIs) first, then the scripts, and reports them in that order.
-      const order = [...actions.keys()].sort((a, b) => Number(!actions[a]!.client) - Number(!actions[b]!.client));
       const results = new Map<number, ActionResult[]>();
-      for (const [k, r] of done.r.actions.entries()) {
-        const i = owner[order[k] as number] as number;
+      for (const r of done.r.actions) {
+        const i = owners.get(r.what) as number;
         results.set(i, [...(results.get(i) ?? []), r]);
       }
       for (const [i, r] of onNode.entries()) if (!r.outcome) Object.assign(r, outcomeOf(results.get(i) ?? []));
-      journal({ event: 'step', step: 'fix', status: done.r.status, actions: done.r.actions.length, ms: done.r.ms });
+      journal({ event: 'step', step: 'fix', status: onNode.some((r) => r.outcome === 'failed') ? 'failed' : 'changed', actions: done.r.actions.length, ms: done.r.ms });
     }
     for (const r of onNode) if (!r.outcome) r.outcome = 'gone';
     // API remedies of pods on this node: their containers were proven dead under this node's lock.
@@ -335,11 +345,15 @@ async function fixHost(host: Host, f: FixRun): Promise<HostFix> {
     return out;
   } catch (e) {
     if (!(e instanceof TransportError)) throw e;
+    out.error = e.message;
+    out.probe = { error: e.message };
     journal({ event: 'error', error: e.message });
-    return { remedies: mine.map((r) => ({ ...r, outcome: 'failed' as const, why: e.message })), probe: { error: e.message } };
+    for (const r of out.remedies) if (!r.outcome) Object.assign(r, { outcome: 'failed', why: e.message });
+    return out;
   } finally {
-    if (locked && t) await t.exec(releaseScript(f.runId), { sudo: host.become, timeoutSec: 30 }).catch(() => {});
-    journal({ event: 'host-end', refused: out.refused });
+    // Released on every path (the script removes only this fix's lock), then the host's end.
+    if (t && !f.check) await t.exec(releaseScript(f.runId), { sudo: host.become, timeoutSec: 30 }).catch(() => {});
+    journal({ event: 'host-end', ...(out.refused ? { refused: out.refused } : {}), ...(out.error ? { error: out.error } : {}) });
     await f.release(host);
   }
 }
@@ -350,7 +364,7 @@ async function fixHost(host: Host, f: FixRun): Promise<HostFix> {
  * re-checked against the same lists. Returns every remedy with its outcome, each
  * host's state after it (for the proof's report), and the hosts refused.
  */
-export async function runFixes(hosts: Host[], f: FixRun): Promise<{ remedies: Remedy[]; probes: HostFix['probe'][]; refused: string[] }> {
+export async function runFixes(hosts: Host[], f: FixRun): Promise<{ remedies: Remedy[]; probes: HostFix['probe'][]; refused: string[]; warnings: string[] }> {
   const candidates = plan(f.planned, f.planned, f.kinds, f.forceFinalize);
   const touched = new Set(candidates.flatMap((r) => (r.host && !r.outcome ? [r.host] : [])));
   const fixes = await pool(hosts, f.forks, (h) => (touched.has(h.name) ? fixHost(h, f) : Promise.resolve<HostFix | undefined>(undefined)));
@@ -370,5 +384,6 @@ export async function runFixes(hosts: Host[], f: FixRun): Promise<{ remedies: Re
     remedies: [...remedies, ...cluster],
     probes: fixes.map((x) => x?.probe ?? {}),
     refused: fixes.flatMap((x) => (x?.refused ? [x.refused] : [])),
+    warnings: fixes.flatMap((x) => x?.warnings ?? []),
   };
 }

@@ -9,7 +9,7 @@ import type { Host } from '../inventory/index.js';
 import { TransportError, type Transport } from '../transport/types.js';
 import { ALL_VIEWS, NARROWER, PURGE_VIEWS, type NodeState, type View } from '../probes/index.js';
 import { findings, notes, type Finding } from '../verify/rules.js';
-import { heldBy, lockAndProbe, releaseScript, type LockHolder } from './lock.js';
+import { openNodeLock, releaseScript, type LockHolder } from './lock.js';
 import type { Journal } from './journal.js';
 import { roundTrip } from './round-trip.js';
 import type { ActionResult, NodeIo, Step, StepContext, StepResult } from './step.js';
@@ -114,7 +114,6 @@ export function wrongHost(host: Host, s: NodeState): string | undefined {
 /** Where a host stands after its first round trip: the node's state, its lock, and any refusal. */
 interface Opened {
   state: NodeState;
-  locked: boolean;
   refused?: string;
   finishes?: string;
   /** An interlock could not be asked (the API or an etcd peer failed). */
@@ -123,14 +122,13 @@ interface Opened {
 
 /** The first round trip: the node's lock and a full probe; then the interlocks, before anything changes. */
 async function openHost(t: Transport, host: Host, o: RunOptions, planned: PlannedStep[], ctxOf: (p: PlannedStep) => StepContext, cluster: ClusterContext | undefined): Promise<Opened> {
-  const { trip: first, lock } = await lockAndProbe(t, { holder: o.holder, check: o.check, sudo: host.become, views: fullViews(o), ...(o.waitLockSec ? { waitSec: o.waitLockSec } : {}), waiting: (held) => o.journal.write({ host: host.name, event: 'lock-wait', holder: held.holder ?? { runId: held.other } }) });
-  if (o.operator) first.state.operator = o.operator;
-  if (o.etcdGroup) first.state.etcdGroup = o.etcdGroup(host);
-  o.journal.write({ host: host.name, event: 'host-start', check: o.check, hostname: first.state.hostname, lock: lock.verdict, ...(lock.other ? { other: lock.other } : {}), ...(lock.holder ? { holder: lock.holder } : {}) });
-  const opened: Opened = { state: first.state, locked: lock.verdict === 'acquired' || lock.verdict === 'taken' };
-  if (lock.verdict === 'held') opened.refused = `${heldBy(lock)}; try again when it ends, or wait for it (--wait-lock)`;
-  else if (lock.verdict === 'taken' && lock.other) opened.finishes = lock.other;
-  else if (!opened.locked && !o.check) throw new TransportError(host.name, 'exec', `could not take the node's lock (${lock.verdict})`);
+  const opened: Opened = await openNodeLock(t, {
+    holder: o.holder, check: o.check, sudo: host.become, views: fullViews(o), ...(o.waitLockSec ? { waitSec: o.waitLockSec } : {}),
+    journal: (e) => o.journal.write({ host: host.name, ...e }),
+  }).then((l) => ({ state: l.trip.state, ...(l.refused ? { refused: l.refused } : {}), ...(l.finishes ? { finishes: l.finishes } : {}) }));
+  if (o.operator) opened.state.operator = o.operator;
+  if (o.etcdGroup) opened.state.etcdGroup = o.etcdGroup(host);
+  const first = { state: opened.state };
   opened.refused ??= wrongHost(host, first.state);
   for (const p of planned) {
     if (opened.refused) break;
@@ -230,6 +228,14 @@ export async function applyStep(t: Transport, state: NodeState, p: PlannedStep, 
       for (const a of plan.filter((x) => x.client)) {
         const t0 = Date.now();
         const io: NodeIo = { openUnixSocket: (path) => t.openUnixSocket(path, { sudo }), exec: (script, timeoutSec) => t.exec(script, { sudo, timeoutSec }) };
+        // A client-side action's guard is asked on the node first, as a script's is.
+        if (a.guard) {
+          const g = await t.exec(a.guard, { sudo, timeoutSec: 30 });
+          if (g.code !== 0) {
+            actions.push({ ...a, skipped: true, ...(g.stdout.trim() ? { output: g.stdout.trim() } : {}), ms: Date.now() - t0 });
+            continue;
+          }
+        }
         const r = await a.client!(io).then(
           (output) => ({ code: 0, output }),
           (e: unknown) => {
@@ -296,12 +302,10 @@ async function runHost(host: Host, o: RunOptions): Promise<HostResult> {
   }) : undefined;
   if (cluster?.options.nodeIsDown) return runDownHost(host, o, planned, cluster, result, journal, (s) => (current = s));
   let t: Transport | undefined;
-  let locked = false;
   try {
     t = await o.connect(host);
     const opened = await openHost(t, host, o, planned, ctxOf, cluster);
     result.reachable = true; // connected, logged in, root (sudo), and probed
-    locked = opened.locked;
     if (opened.finishes) {
       result.finishes = opened.finishes;
       result.warnings.push(`took over the lock of run ${opened.finishes}, which did not finish (killed, or its connection was lost): this run finishes its work`);
@@ -371,7 +375,8 @@ async function runHost(host: Host, o: RunOptions): Promise<HostResult> {
     journal({ event: 'error', error: result.error, step: current, ...(bug ? { stack: (e as Error).stack } : {}) });
     return result;
   } finally {
-    if (locked && t && !result.lost) await t.exec(releaseScript(o.runId), { sudo, timeoutSec: 30 }).catch(() => {});
+    // Released on every path, also when the first round trip took the lock and then failed: the script removes only this run's lock.
+    if (t && !o.check && !result.lost) await t.exec(releaseScript(o.runId), { sudo, timeoutSec: 30 }).catch(() => {});
     await t?.close().catch(() => {});
     journal({ event: 'host-end', reachable: result.reachable, clean: result.clean, refused: result.refused, error: result.error });
     o.emit({ type: 'host-end', host: host.name, result });

@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { homedir, hostname, userInfo } from 'node:os';
 import { join } from 'node:path';
+import { inputError } from '../util/errors.js';
 
 /** Where runs keep their journals and the operator's backup copies. */
 export function stateDir(flag?: string): string {
@@ -37,8 +38,14 @@ export class Journal {
     dir: string,
     readonly runId: string,
   ) {
-    mkdirSync(join(dir, 'runs'), { recursive: true, mode: 0o700 });
     this.file = join(dir, 'runs', `${runId}.jsonl`);
+    try {
+      mkdirSync(join(dir, 'runs'), { recursive: true, mode: 0o700 });
+      appendFileSync(this.file, '', { mode: 0o600 });
+    } catch (e) {
+      // Nothing changes a node unjournaled: a run or fix that cannot write its journal does not start.
+      throw inputError(`cannot write the journal in ${dir} (${(e as Error).message.split('\n')[0]}): pass --state-dir DIR (a writable folder) or set DECOM_STATE_DIR; nothing was changed`);
+    }
   }
 
   write(event: Record<string, unknown>): void {

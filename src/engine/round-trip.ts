@@ -22,12 +22,16 @@ export function roundTripScript(nonce: string, actions: readonly Action[], views
   const acts = actions
     .map((a, i) => {
       const run = `( ${a.script}\n) 2>&1; RC=$?`;
-      // A guard that says no prints why (a remedy's "a process is in it now", or "gone"): that is the skipped action's output.
-      const body = a.guard ? `if GUARD_SAID=$( ( ${a.guard}\n) 2>/dev/null ); then ${run}; else printf '%s\\n' "$GUARD_SAID"; RC=skip; fi` : run;
+      // A guard that says no prints why (a remedy's "a process is in it now", or "gone"): that is the skipped action's
+      // output. Written to a file, not read through a pipe: a child the guard leaves behind cannot hold the trip open.
+      const body = a.guard ? `if ( ${a.guard}\n) >"$GUARD_OUT" 2>/dev/null; then ${run}; else cat "$GUARD_OUT"; RC=skip; fi` : run;
       return `s act-${i}\n${body}\ns rc-${i}\nprintf '%s\\n' "$RC"`;
     })
     .join('\n');
-  return `${scriptPrelude(nonce)}${preamble}\n${acts}\n${probeBody(views)}exit 0\n`;
+  const guarded = actions.some((a) => a.guard);
+  const guardFile = guarded ? 'GUARD_OUT=$(mktemp) || GUARD_OUT=/dev/null\n' : '';
+  const cleanup = guarded ? '\n[ "$GUARD_OUT" = /dev/null ] || rm -f "$GUARD_OUT"' : '';
+  return `${scriptPrelude(nonce)}${preamble}\n${guardFile}${acts}${cleanup}\n${probeBody(views)}exit 0\n`;
 }
 
 export interface RoundTrip {

@@ -167,7 +167,7 @@ export async function runCommand(inventoryFile: string, targets: string[], flags
   process.stderr.write(`decom: run ${runId}${flags.check ? ' (check: nothing will be changed)' : ''}, journal ${journal.file}\n`);
 
   const etcdHosts = (inventory.groups.get('etcd') ?? []).map((n) => inventory.hosts.get(n)).filter((h): h is Host => h !== undefined);
-  const { connect, close } = await connector(flags.nodeIsDown ? [] : hosts.slice(0, forks), flags); // dialed early: the first wave of the pool
+  const { connect, close } = await connector(flags.nodeIsDown ? [] : hosts.slice(0, Math.min(forks, serial ?? forks)), flags); // dialed early: the pool's first wave
   // An etcd peer's one connection, over SSH (also with --connection local: the peer is another machine), with no
   // socket of the targets' own; shared by the hosts that ask it, forgotten when it fails, closed at the end.
   const peerConnector = clusterSide && etcdHosts.length ? await connector<Host>([], { ...flags, connection: 'ssh' }) : undefined;

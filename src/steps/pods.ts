@@ -158,6 +158,9 @@ function leftoverProcesses(s: NodeState) {
   return [...pids].map((pid) => s.processes.get(pid)).filter((p) => p !== undefined);
 }
 
+/** Seconds a process gets between TERM and KILL, by default (the processes step, the audit's remedies). */
+export const PROCESS_GRACE_SEC = 10;
+
 /** Stops processes (TERM, then KILL after the grace period), each named by PID and start time so a reused PID is never hit. */
 export const stopProcessesAction = (procs: Proc[], graceSec: number): Action => ({
   what: `stop ${procs.length} process${procs.length === 1 ? '' : 'es'}: ${procs.map((p) => `${p.name} (${p.pid})`).join(', ')}`,
@@ -167,7 +170,7 @@ export const stopProcessesAction = (procs: Proc[], graceSec: number): Action => 
 export const processes: Step = {
   name: 'processes',
   description: 'stop the shims and container processes no runtime knows any more, found by command line and cgroup (TERM, then KILL)',
-  params: z.object({ graceSec: z.number().int().nonnegative().default(10).describe('seconds between TERM and KILL') }),
+  params: z.object({ graceSec: z.number().int().nonnegative().default(PROCESS_GRACE_SEC).describe('seconds between TERM and KILL') }),
   owns: (f) => f.kind === 'shim-process' || f.kind === 'orphan-container-process',
   views: ['processes', 'sockets'],
   plan(s, ctx) {

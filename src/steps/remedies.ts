@@ -13,13 +13,13 @@ import { q, systemdNode } from '../engine/sh.js';
 import { removeCgroupsAction, sliceUnit, stopSlicesAction } from './cgroups.js';
 import { deletePathAction } from './files.js';
 import { deleteLinkAction, deleteNetnsAction, unmountAction } from './kernel.js';
-import { runtimeRemoval, stopProcessesAction } from './pods.js';
+import { PROCESS_GRACE_SEC, runtimeRemoval, stopProcessesAction } from './pods.js';
 
 /** What a guard prints when the object it guards is already gone: the remedy's outcome is "gone", not a failure. */
 export const GONE = 'gone';
 
 /** Seconds a phantom's or orphan cgroup's processes get between TERM and KILL: the reset's processes step's default. */
-export const REMEDY_GRACE_SEC = 10;
+export const REMEDY_GRACE_SEC = PROCESS_GRACE_SEC;
 
 const guarded = (a: Action, guard: string): Action => ({ ...a, guard });
 
@@ -28,7 +28,8 @@ export function netnsRemedy(name: string): Action[] {
   const n = q(name);
   const guard = `[ -e /run/netns/${n} ] || { echo ${GONE}; exit 1; }
 ino=$(stat -L -c %i /run/netns/${n}) || exit 1
-for f in /proc/[0-9]*/ns/net; do [ "$(stat -L -c %i "$f" 2>/dev/null)" = "$ino" ] && { echo "a process is in it now (\${f%/ns/net})"; exit 1; }; done
+# One stat for every process (not one each): a busy node has thousands.
+stat -L -c %i /proc/[0-9]*/ns/net 2>/dev/null | grep -q -x "$ino" && { echo "a process is in it now"; exit 1; }
 exit 0`;
   return [guarded(deleteNetnsAction(name), guard)];
 }
