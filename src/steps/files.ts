@@ -26,7 +26,11 @@ export const files: Step = {
   owns: (f) => KINDS.has(f.kind),
   views: ['files', 'mounts'],
   plan(s) {
-    const paths = findings(s).filter((f) => KINDS.has(f.kind)).map((f) => f.subject);
+    // The evidence last: users' kubeconfigs are this cluster's by the CA and server in /etc/kubernetes and etcd's
+    // certificates, so those go after them. A run interrupted in between leaves its rerun what it judges by.
+    const found = findings(s).filter((f) => KINDS.has(f.kind));
+    const evidence = (k: Kind) => (k === 'kubernetes-config' || k === 'etcd-config' ? 1 : 0);
+    const paths = found.sort((a, b) => evidence(a.kind) - evidence(b.kind)).map((f) => f.subject);
     // The topmost paths only: deleting a directory deletes what the probe listed below it.
     const tops = paths.filter((p) => !paths.some((o) => o !== p && p.startsWith(`${o}/`)));
     return tops
