@@ -19,7 +19,8 @@ import { openNodeLock, releaseScript, type LockHolder } from '../engine/lock.js'
 import type { Action as NodeAction, ActionResult, Step, StepContext } from '../engine/step.js';
 import type { Host } from '../inventory/index.js';
 import { AUDIT_VIEWS, type NodeState, type Proc } from '../probes/index.js';
-import { GONE, REMEDY_GRACE_SEC, leaseRemedy, netnsRemedy, notPodCgroups, phantomRemedy, podCgroupRemedy, podDirRemedy, vethRemedy } from '../steps/remedies.js';
+import { PROCESS_GRACE_SEC } from '../steps/pods.js';
+import { GONE, leaseRemedy, netnsRemedy, notPodCgroups, phantomRemedy, podCgroupRemedy, podDirRemedy, vethRemedy } from '../steps/remedies.js';
 import { TransportError, type Transport } from '../transport/types.js';
 import { inputError } from '../util/errors.js';
 import { pool } from '../util/pool.js';
@@ -276,7 +277,7 @@ function remedyStep(actions: NodeAction[], stops: number): Step {
     plan: () => actions,
     after: (s) => s,
     // Each process stop may wait out its grace period; the rest is quick.
-    timeoutSec: () => 60 + stops * (REMEDY_GRACE_SEC + 5),
+    timeoutSec: () => 60 + stops * (PROCESS_GRACE_SEC + 5),
   };
 }
 

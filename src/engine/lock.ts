@@ -101,7 +101,7 @@ function named(v: LockVerdict): string {
 }
 
 /** The refusal's words: "another decom run (ID: audit --fix, by root@ops, since …) is working on this node now". */
-export const heldBy = (v: LockVerdict): string => `another decom run (${named(v)}) is working on this node now`;
+const heldBy = (v: LockVerdict): string => `another decom run (${named(v)}) is working on this node now`;
 
 /** Removes the lock if this run still holds it (safe to ask on any path: another run's lock is left). */
 export const releaseScript = (runId: string): string =>
@@ -114,8 +114,6 @@ const LOCK_POLL_MS = 1000;
 export interface NodeLock {
   trip: RoundTrip;
   lock: LockVerdict;
-  /** This run holds the lock now. */
-  locked: boolean;
   /** Why the host is refused (another run holds the lock, or left work to finish): nothing was changed. */
   refused?: string;
   /** The dead run whose lock this one took over. */
@@ -146,10 +144,11 @@ export async function openNodeLock(
   }
   if (waited && lock.verdict !== 'held') trip = await roundTrip(t, { actions: [], views: o.views, sudo: o.sudo, timeoutSec: 60 });
   o.journal({ event: 'host-start', check: o.check, hostname: trip.state.hostname, lock: lock.verdict, ...(lock.other ? { other: lock.other } : {}), ...(lock.holder ? { holder: lock.holder } : {}) });
-  const out: NodeLock = { trip, lock, locked: lock.verdict === 'acquired' || lock.verdict === 'taken' };
+  const out: NodeLock = { trip, lock };
+  const locked = lock.verdict === 'acquired' || lock.verdict === 'taken';
   if (lock.verdict === 'held') out.refused = `${heldBy(lock)}; try again when it ends, or wait for it (--wait-lock)`;
   else if (lock.verdict === 'unfinished') out.refused = `decom run ${named(lock)} did not finish on this node (killed, or its connection was lost): finish it first by running it again`;
   else if (lock.verdict === 'taken' && lock.other) out.finishes = lock.other;
-  else if (!out.locked && !o.check) throw new TransportError(t.host, 'exec', `could not take the node's lock (${(trip.sections.get('lock') ?? '').trim() || 'no answer'})`);
+  else if (!locked && !o.check) throw new TransportError(t.host, 'exec', `could not take the node's lock (${(trip.sections.get('lock') ?? '').trim() || 'no answer'})`);
   return out;
 }

@@ -18,8 +18,6 @@ import { PROCESS_GRACE_SEC, runtimeRemoval, stopProcessesAction } from './pods.j
 /** What a guard prints when the object it guards is already gone: the remedy's outcome is "gone", not a failure. */
 export const GONE = 'gone';
 
-/** Seconds a phantom's or orphan cgroup's processes get between TERM and KILL: the reset's processes step's default. */
-export const REMEDY_GRACE_SEC = PROCESS_GRACE_SEC;
 
 const guarded = (a: Action, guard: string): Action => ({ ...a, guard });
 
@@ -82,7 +80,7 @@ export function podCgroupRemedy(s: NodeState, paths: readonly string[], procs: r
   const guard = `for h in $CGH; do for p in ${ps}; do [ -d "$h$p" ] && exit 0; done; done; echo ${GONE}; exit 1`;
   const slices = paths.filter((c) => c.endsWith('.slice')).map(sliceUnit);
   const actions = [
-    ...(procs.length ? [stopProcessesAction([...procs], REMEDY_GRACE_SEC)] : []),
+    ...(procs.length ? [stopProcessesAction([...procs], PROCESS_GRACE_SEC)] : []),
     ...(systemdNode(s.pid1) && slices.length ? [stopSlicesAction([slices])] : []),
     removeCgroupsAction(paths, `remove the pod cgroup${paths.length === 1 ? '' : 's'} ${paths.join(', ')} and the containers' below, in every hierarchy`),
   ];
@@ -97,5 +95,5 @@ export function podCgroupRemedy(s: NodeState, paths: readonly string[], procs: r
  * go with the next reset.
  */
 export function phantomRemedy(s: NodeState, containers: readonly Container[], procs: readonly Proc[]): Action[] {
-  return [...runtimeRemoval(s, containers, { only: true, startStopped: false }), ...(procs.length ? [stopProcessesAction([...procs], REMEDY_GRACE_SEC)] : [])];
+  return [...runtimeRemoval(s, containers, { only: true, startStopped: false }), ...(procs.length ? [stopProcessesAction([...procs], PROCESS_GRACE_SEC)] : [])];
 }
