@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
 // generous timeouts (a node boots in about a second, a scenario in a few).
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
+    include: ['packages/*/test/**/*.test.ts'],
     fileParallelism: false,
     testTimeout: 300_000,
     hookTimeout: 300_000,

@@ -1,0 +1,217 @@
+/**
+ * The audit's outputs, all from one AuditReport: a table for people (a line per
+ * host, a column per kind), JSON, a Prometheus textfile for node-exporter's textfile
+ * collector, and JUnit XML for CI gates. The HTML heat map is in html.ts.
+ */
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { inputError } from '../util/errors.js';
+import { dirname, basename, join } from 'node:path';
+import { printable } from '../verify/report.js';
+import { ownsClusterRow, type AuditReport } from './audit.js';
+import { AUDIT_KINDS, type AuditFinding, type AuditKind } from '../rules/audit.js';
+
+/** The table's row of findings that belong to no audited host. */
+const CLUSTER_ROW = '(cluster)';
+
+/** Short column heads: eleven kinds must fit a terminal. */
+const HEAD: Record<AuditKind, string> = {
+  'phantom-pod': 'phantom',
+  'orphan-pod-dir': 'pod-dir',
+  'orphan-pod-cgroup': 'cgroup',
+  'orphan-netns': 'netns',
+  'orphan-veth': 'veth',
+  'orphan-ipam-lease': 'lease',
+  'stuck-terminating-pod': 'term-pod',
+  'stuck-terminating-namespace': 'term-ns',
+  'stale-node': 'node',
+  'stale-etcd-member': 'etcd',
+  'stale-volume-attachment': 'vol-att',
+};
+
+const count = (fs: AuditFinding[], k: AuditKind) => fs.filter((f) => f.kind === k).length;
+
+/** Rows of the report: every host, then the cluster's own findings. */
+export function rows(r: AuditReport): { name: string; reachable: boolean; error?: string; findings: AuditFinding[] }[] {
+  return [
+    ...r.hosts.map((h) => ({ name: h.host, reachable: h.reachable, findings: h.findings, ...(h.error ? { error: h.error } : {}) })),
+    ...(r.cluster.length || ownsClusterRow(r.shard) ? [{ name: CLUSTER_ROW, reachable: !r.apiError, findings: r.cluster }] : []),
+  ];
+}
+
+/**
+ * What was not checked, a line each: the kinds that share a reason, with it (a list the
+ * API refused names only the kinds that read it, so two refusals are two lines).
+ */
+export function notCheckedLines(r: AuditReport): { kinds: AuditKind[]; why: string }[] {
+  const n = r.notChecked;
+  if (!n) return [];
+  const byWhy = new Map<string, AuditKind[]>();
+  for (const k of n.kinds) {
+    const why = n.refused?.[k] ?? n.why;
+    byWhy.set(why, [...(byWhy.get(why) ?? []), k]);
+  }
+  return [...byWhy].map(([why, kinds]) => ({ kinds, why }));
+}
+
+/**
+ * The table, then a line per finding (`details`: every one; else up to 5 per host
+ * and kind), then what was not checked. A cell is the count; "-" a kind not checked
+ * on that row; "?" a host that could not be probed.
+ */
+export function renderTable(r: AuditReport, opts: { details?: boolean } = {}): string {
+  const skipped = new Set(r.notChecked?.kinds ?? []);
+  const all = rows(r);
+  const nameW = Math.max(4, ...all.map((x) => printable(x.name).length));
+  const cell = (x: (typeof all)[number], k: AuditKind) => (!x.reachable && x.name !== CLUSTER_ROW ? '?' : skipped.has(k) ? '-' : String(count(x.findings, k)));
+  const line = (name: string, cells: string[]) => [name.padEnd(nameW), ...cells.map((c, i) => c.padStart(HEAD[AUDIT_KINDS[i] as AuditKind].length))].join('  ').trimEnd();
+  const out = [line('HOST', AUDIT_KINDS.map((k) => HEAD[k])), ...all.map((x) => line(printable(x.name), AUDIT_KINDS.map((k) => cell(x, k))))];
+  out.push('');
+  for (const x of all) {
+    if (x.error) out.push(`${printable(x.name)}: NOT CHECKED: ${printable(x.error)}`);
+    for (const w of r.hosts.find((h) => h.host === x.name)?.warnings ?? []) out.push(`${printable(x.name)}: warning: ${printable(w)}`);
+    for (const k of AUDIT_KINDS) {
+      const fs = x.findings.filter((f) => f.kind === k);
+      const shown = opts.details ? fs : fs.slice(0, 5);
+      for (const f of shown) out.push(`${printable(x.name)}  ${k}  ${printable(f.subject)}  ${printable(f.detail)}`);
+      if (shown.length < fs.length) out.push(`${printable(x.name)}  ${k}  … and ${fs.length - shown.length} more (--details)`);
+    }
+  }
+  for (const n of notCheckedLines(r)) out.push(`not checked: ${n.kinds.join(', ')}: ${printable(n.why)}`);
+  const found = all.reduce((n, x) => n + x.findings.length, 0);
+  const unreachable = r.hosts.filter((h) => !h.reachable).length;
+  out.push(
+    `${r.hosts.length} host${r.hosts.length === 1 ? '' : 's'} audited${r.shard ? ` (shard ${r.shard})` : ''}: ${found} finding${found === 1 ? '' : 's'}` +
+      `${unreachable ? `, ${unreachable} host${unreachable === 1 ? '' : 's'} not checked` : ''}${r.server ? `; API ${r.server}` : ''}`,
+  );
+  return `${out.filter((l, i, a) => !(l === '' && a[i - 1] === '')).join('\n')}\n`;
+}
+
+export const renderJson = (r: AuditReport): string =>
+  `${JSON.stringify(
+    {
+      time: new Date(r.time).toISOString(),
+      ...(r.shard ? { shard: r.shard } : {}),
+      ...(r.server ? { server: r.server } : {}),
+      hosts: r.hosts,
+      cluster: r.cluster,
+      ...(r.notChecked ? { notChecked: r.notChecked } : {}),
+      ...(r.apiError ? { apiError: r.apiError } : {}),
+    },
+    null,
+    2,
+  )}\n`;
+
+/** A label value as the exposition format escapes it. */
+const label = (v: string) => v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
+
+/**
+ * node-exporter's textfile format: decom_residue{host,kind} per checked kind of every
+ * probed host (and of the cluster row), decom_audit_host_reachable{host}, and the
+ * run's time. A host that could not be probed has no residue series: unknown is not 0.
+ */
+export function renderPrometheus(r: AuditReport): string {
+  const skipped = new Set(r.notChecked?.kinds ?? []);
+  const out = [
+    '# HELP decom_residue Kubernetes residue decom audit found, by host and kind (host "(cluster)": the cluster\'s own).',
+    '# TYPE decom_residue gauge',
+  ];
+  for (const x of rows(r)) {
+    if (!x.reachable) continue;
+    for (const k of AUDIT_KINDS) if (!skipped.has(k)) out.push(`decom_residue{host="${label(x.name)}",kind="${k}"} ${count(x.findings, k)}`);
+  }
+  out.push('# HELP decom_audit_host_reachable Whether decom audit could probe the host (1) or not (0).', '# TYPE decom_audit_host_reachable gauge');
+  for (const h of r.hosts) out.push(`decom_audit_host_reachable{host="${label(h.host)}"} ${h.reachable ? 1 : 0}`);
+  out.push(
+    '# HELP decom_audit_last_run_timestamp_seconds When decom audit last ran, in seconds since the epoch.',
+    '# TYPE decom_audit_last_run_timestamp_seconds gauge',
+    `decom_audit_last_run_timestamp_seconds ${(r.time / 1000).toFixed(3)}`,
+  );
+  return `${out.join('\n')}\n`;
+}
+
+/**
+ * Writes the file as node-exporter must see it: whole or not at all. The temporary
+ * file is beside it (same filesystem, so the rename is atomic) and does not end in
+ * .prom, so the collector never reads it half-written.
+ */
+export function writeAtomically(path: string, text: string): void {
+  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
+  writeFileSync(tmp, text);
+  renameSync(tmp, path);
+}
+
+/** Text for XML and HTML: markup escaped, the control characters XML 1.0 cannot hold dropped. */
+export const xml = (s: string) =>
+  s.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, '').replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+
+/** JUnit XML: a test suite per row, a test case per kind; findings fail it, an unprobed host errors it, a kind not checked is skipped. */
+export function renderJunit(r: AuditReport): string {
+  const skipped = new Set(r.notChecked?.kinds ?? []);
+  const suites = rows(r).map((x) => {
+    const cases = AUDIT_KINDS.map((k) => {
+      const fs = x.findings.filter((f) => f.kind === k);
+      const open = `    <testcase classname="decom.audit.${xml(x.name)}" name="${k}">`;
+      if (!x.reachable) return `${open}<error message="${xml(x.error ?? r.apiError ?? 'not checked')}"/></testcase>`;
+      if (skipped.has(k)) return `${open}<skipped message="${xml(r.notChecked?.refused?.[k] ?? r.notChecked?.why ?? '')}"/></testcase>`;
+      if (!fs.length) return `${open}</testcase>`;
+      const body = fs.map((f) => `${f.subject}: ${f.detail}${f.evidence.length ? `\n  ${f.evidence.join('\n  ')}` : ''}`).join('\n');
+      return `${open}<failure message="${fs.length} ${k} on ${xml(x.name)}" type="${k}">${xml(body)}</failure></testcase>`;
+    });
+    const failures = x.reachable ? AUDIT_KINDS.filter((k) => !skipped.has(k) && count(x.findings, k)).length : 0;
+    const errors = x.reachable ? 0 : AUDIT_KINDS.length;
+    const skips = x.reachable ? AUDIT_KINDS.filter((k) => skipped.has(k)).length : 0;
+    return `  <testsuite name="${xml(x.name)}" tests="${AUDIT_KINDS.length}" failures="${failures}" errors="${errors}" skipped="${skips}" timestamp="${new Date(r.time).toISOString().slice(0, 19)}">\n${cases.join('\n')}\n  </testsuite>`;
+  });
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="decom audit">\n${suites.join('\n')}\n</testsuites>\n`;
+}
+
+/**
+ * One report from the shards of an Indexed Job (each a `--output json` report): every
+ * host once, the cluster's row from the shard that owns it, the latest time, what any
+ * shard could not check. A host in two shards is refused: the shards were not one run's.
+ */
+export function mergeReports(parts: { file: string; report: AuditReport }[]): AuditReport {
+  const hosts = new Map<string, string>();
+  for (const { file, report } of parts) {
+    for (const h of report.hosts) {
+      if (hosts.has(h.host)) throw inputError(`${file}: host ${h.host} is in ${hosts.get(h.host)} too: these reports are not the shards of one run`);
+      hosts.set(h.host, file);
+    }
+  }
+  const reports = parts.map((p) => p.report);
+  const merged: AuditReport = {
+    time: Math.max(...reports.map((r) => r.time)),
+    hosts: reports.flatMap((r) => r.hosts).sort((a, b) => (a.host < b.host ? -1 : a.host > b.host ? 1 : 0)),
+    cluster: reports.flatMap((r) => r.cluster),
+  };
+  const server = reports.find((r) => r.server)?.server;
+  if (server) merged.server = server;
+  // What any shard could not check is not checked in the whole (each shard read the API itself).
+  const unchecked = reports.flatMap((r) => (r.notChecked ? [r.notChecked] : []));
+  if (unchecked.length) {
+    const distinct = (whys: (string | undefined)[]) => [...new Set(whys.filter((w): w is string => !!w))].join('; ');
+    const kinds = AUDIT_KINDS.filter((k) => unchecked.some((n) => n.kinds.includes(k)));
+    merged.notChecked = { kinds, why: distinct(unchecked.map((n) => n.why)) };
+    const refused = kinds.map((k) => [k, distinct(unchecked.map((n) => n.refused?.[k]))] as const).filter(([, why]) => why);
+    if (refused.length) merged.notChecked.refused = Object.fromEntries(refused);
+  }
+  const apiError = reports.find((r) => r.apiError)?.apiError;
+  if (apiError) merged.apiError = apiError;
+  return merged;
+}
+
+/** A report an earlier `decom audit --output json` wrote. */
+export function readReport(file: string, flag = ''): AuditReport {
+  const name = `${flag ? `${flag} ` : ''}${file}`;
+  let doc: unknown;
+  try {
+    doc = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw inputError(`${name}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : `not JSON: ${(e as Error).message}`}`);
+  }
+  const d = doc as Partial<Record<string, unknown>>;
+  if (!Array.isArray(d.hosts) || !Array.isArray(d.cluster) || typeof d.time !== 'string') {
+    throw inputError(`${name}: not a report of \`decom audit --output json\` (it needs time, hosts and cluster)`);
+  }
+  return { ...(d as unknown as AuditReport), time: Date.parse(d.time) };
+}

@@ -1,0 +1,448 @@
+/**
+ * The engine: for each host, over its one connection, probe once, check the
+ * interlocks, then for each step plan → apply + re-probe (one round trip) → judge by
+ * the residue rules. --check plans every step on the state the steps before it will
+ * leave, and changes nothing. Hosts run in parallel (forks), in batches (serial).
+ */
+import { nodeNameOf, type Host } from '../inventory/index.js';
+import { TransportError, type Transport } from '../transport/types.js';
+import { ALL_VIEWS, NARROWER, PURGE_VIEWS, type NodeState, type View } from '../probes/index.js';
+import { findings, notes, type Finding } from '../rules/residue.js';
+import { wrongHost } from '../rules/machine.js';
+import { openNodeLock, releaseScript, type LockHolder } from './lock.js';
+import type { Journal } from './journal.js';
+import { roundTrip } from './round-trip.js';
+import type { ActionResult, NodeIo, Step, StepContext, StepResult } from './step.js';
+import type { ClusterContext } from '../cluster/context.js';
+import { errorLine } from '../cluster/kubeconfig.js';
+import { shQuote as q } from '../util/run.js';
+import { DEFAULT_FORKS, pool } from '../util/pool.js';
+import { EXIT, foldExit, type ExitCode } from '../util/exit-codes.js';
+
+/** One step as a host runs it: the step, its parameters, and why it is skipped here (a `when:` that is false). */
+export interface PlannedStep {
+  step: Step;
+  label: string;
+  params: Record<string, unknown>;
+  skip?: string;
+}
+
+export interface HostResult {
+  host: string;
+  reachable: boolean;
+  clean: boolean;
+  steps: StepResult[];
+  /** The interlock that refused the host (nothing was changed). */
+  refused?: string;
+  /** Why the host could not be reached, or was lost mid-run. */
+  error?: string;
+  lost?: boolean;
+  /** The earlier run this one finishes (its lock was found and taken over). */
+  finishes?: string;
+  warnings: string[];
+  /** What is left on the host at the end, by the residue rules. */
+  left: Finding[];
+  /** Where the operator's copy of the backup is. */
+  backup?: string;
+  /** Why the host was not worked on at all (a roll stopped by --max-fail-percent). */
+  notRun?: string;
+  /** --node-is-down: only the cluster side was worked on; `done` when every cluster step succeeded. */
+  down?: 'done' | 'failed';
+}
+
+export type EngineEvent =
+  | { type: 'host-start'; host: string }
+  | { type: 'step-start'; host: string; step: string }
+  | { type: 'step-end'; host: string; step: string; result: StepResult }
+  /** A line of a long cluster step's progress ("evicted pod default/web-x"). */
+  | { type: 'step-log'; host: string; step: string; line: string }
+  | { type: 'host-end'; host: string; result: HostResult };
+
+export interface RunOptions {
+  runId: string;
+  /** Who this run is, as the node's lock names it to a run it refuses. */
+  holder: LockHolder;
+  /** --wait-lock: how long to wait for another run's lock before refusing (0: refuse at once). */
+  waitLockSec?: number;
+  check: boolean;
+  connect(host: Host): Promise<Transport>;
+  journal: Journal;
+  emit(e: EngineEvent): void;
+  /** Per host: the steps after tags and `when:`. */
+  steps(host: Host): PlannedStep[];
+  /** Where the operator's copy of a host's backup goes. */
+  operatorBackupDir(host: string): string;
+  keepBackupOnNode: boolean;
+  /** Hosts worked on at once (util/pool's default bound when not given). */
+  forks?: number;
+  /** Hosts per batch; the next batch starts when one ends. */
+  serial?: number;
+  /** Stop before the next batch when more than this percentage of a batch failed. */
+  maxFailPercent?: number;
+  /** --purge: the installation footprint is residue too (probed, removed, judged). */
+  purge?: boolean;
+  /** What the operator's kubeconfig says the cluster is: recognises its credentials once the node's PKI is gone. */
+  operator?: NodeState['operator'];
+  /** The inventory's etcd group, for the host: an etcd serving it is the cluster's (NodeState.etcdGroup). */
+  etcdGroup?: (host: Host) => NodeState['etcdGroup'];
+  /** The cluster side of a host (its Node, the API, its etcd peers), for playbooks with cluster steps. */
+  cluster?(host: Host, log: (line: string) => void): ClusterContext;
+}
+
+const NODE_BACKUPS = '/var/backups/decom';
+
+const residue = (s: NodeState, step: Step): Finding[] => findings(s).filter((f) => step.owns(f));
+
+/** A full probe: the membership residue, and with --purge the installation footprint. */
+const fullViews = (o: { purge?: boolean }): ReadonlySet<View> => (o.purge ? PURGE_VIEWS : ALL_VIEWS);
+
+/** The views a step's round trip re-probes (within the run's full probe); containers are judged alive by the process list. */
+function viewsOf(step: Step, full: ReadonlySet<View>): Set<View> {
+  const v = new Set<View>(step.views.filter((x) => full.has(x) || full.has(NARROWER[x] as View)));
+  if (v.has('containers')) v.add('processes');
+  return v;
+}
+
+/** Where a host stands after its first round trip: the node's state, its lock, and any refusal. */
+interface Opened {
+  state: NodeState;
+  refused?: string;
+  finishes?: string;
+  /** An interlock could not be asked (the API or an etcd peer failed). */
+  failed?: string;
+}
+
+/** The first round trip: the node's lock and a full probe; then the interlocks, before anything changes. */
+async function openHost(t: Transport, host: Host, o: RunOptions, planned: PlannedStep[], ctxOf: (p: PlannedStep) => StepContext, cluster: ClusterContext | undefined): Promise<Opened> {
+  const opened: Opened = await openNodeLock(t, {
+    holder: o.holder, check: o.check, sudo: host.become, views: fullViews(o), ...(o.waitLockSec ? { waitSec: o.waitLockSec } : {}),
+    journal: (e) => o.journal.write({ host: host.name, ...e }),
+  }).then((l) => ({ state: l.trip.state, ...(l.refused ? { refused: l.refused } : {}), ...(l.finishes ? { finishes: l.finishes } : {}) }));
+  if (o.operator) opened.state.operator = o.operator;
+  if (o.etcdGroup) opened.state.etcdGroup = o.etcdGroup(host);
+  const first = { state: opened.state };
+  opened.refused ??= wrongHost(host, first.state);
+  for (const p of planned) {
+    if (opened.refused) break;
+    if (!p.skip) opened.refused = p.step.refuse?.(first.state, ctxOf(p));
+  }
+  if (cluster && !opened.refused) {
+    try {
+      opened.refused = await clusterInterlocks(cluster, planned, first.state);
+    } catch (e) {
+      // The lock is held: the caller releases it, and says the API (or a peer) failed.
+      if (!(e instanceof ClusterError)) throw e;
+      opened.failed = e.message;
+    }
+  }
+  return opened;
+}
+
+/**
+ * The cluster side's interlocks, asked once the node is probed (`s` undefined: the
+ * host is down): each cluster step's refusal, in the playbook's order (the Node's
+ * machine and control-plane checks, budgets, etcd quorum: steps/cluster.ts).
+ */
+async function clusterInterlocks(c: ClusterContext, planned: PlannedStep[], s: NodeState | undefined): Promise<string | undefined> {
+  const steps = planned.filter((p) => !p.skip && p.step.cluster);
+  for (const p of steps) {
+    const r = p.step.cluster?.refuse && (await clusterCall(c, p, () => p.step.cluster!.refuse!(c, s)));
+    if (r) return r;
+  }
+  return undefined;
+}
+
+/**
+ * A cluster step's call: an API error, or an etcd peer's (its connection included),
+ * is the step's, named with the API's own message; not a bug of decom's, and not the
+ * target host's connection.
+ */
+async function clusterCall<T>(c: ClusterContext, p: PlannedStep, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (e) {
+    if (e instanceof TransportError && e.host === c.host.name) throw e;
+    throw new ClusterError(`${p.label}: ${e instanceof TransportError ? `etcd peer ${e.message}` : errorLine(e)}`);
+  }
+}
+
+/** The cluster side (the API, an etcd peer) failed: the host stops there, as when a step fails. */
+class ClusterError extends Error {}
+
+/** A cluster-side step: its work through the API or an etcd peer, judged by what it says it did. */
+async function clusterStep(c: ClusterContext, p: PlannedStep, state: NodeState | undefined, journal: (e: Record<string, unknown>) => void, warnings: string[]): Promise<StepResult> {
+  const started = Date.now();
+  journal({ event: 'step-start', step: p.label });
+  let out;
+  try {
+    out = await clusterCall(c, p, () => p.step.cluster!.run(c, state));
+  } catch (e) {
+    if (!(e instanceof ClusterError)) throw e;
+    out = { actions: [], failed: e.message.slice(p.label.length + 2) };
+  }
+  // What it reports as done was done (code 0); a failure is the step's, in its reason.
+  const actions: ActionResult[] = out.actions.map((a) => ({ ...a, ...(c.check ? {} : { code: 0 }) }));
+  for (const a of actions) journal({ event: 'action', step: p.label, action: a.what, command: a.script, code: a.code });
+  const r: StepResult = { name: p.label, status: out.failed ? 'failed' : actions.length ? 'changed' : 'ok', actions, left: [], ms: Date.now() - started };
+  if (out.failed) r.reason = out.failed;
+  warnings.push(...(out.warnings ?? []));
+  return r;
+}
+
+/** --check: the step planned on the state the steps before it will leave, and the state it will leave. */
+function predictStep(state: NodeState, p: PlannedStep, ctx: StepContext): { r: StepResult; state: NodeState } {
+  const plan = p.step.plan(state, ctx);
+  const left = residue(state, p.step);
+  const next = p.step.after(state, ctx);
+  const r: StepResult = { name: p.label, status: plan.length ? 'changed' : left.length ? 'failed' : 'ok', actions: plan, left: plan.length ? residue(next, p.step) : left, ms: 0 };
+  if (!plan.length && left.length) r.reason = 'this step has nothing it can do about what is left';
+  return { r, state: next };
+}
+
+/**
+ * A real run of one step: client-side actions (the Docker API), then the node's
+ * scripts and the re-probe of the views they touch in ONE round trip, then the
+ * step's client-side follow-up (the backup's copy). Judged by the residue it owns.
+ */
+export async function applyStep(t: Transport, state: NodeState, p: PlannedStep, ctx: StepContext, sudo: boolean, full: ReadonlySet<View>, journal: (e: Record<string, unknown>) => void): Promise<{ r: StepResult; state: NodeState }> {
+  const started = Date.now();
+  const plan = p.step.plan(state, ctx);
+  // Before anything runs: a run killed mid-step leaves in its journal what it was doing.
+  journal({ event: 'step-start', step: p.label, planned: plan.map((a) => a.what) });
+  const actions: ActionResult[] = [];
+  let note: string | undefined;
+  let afterError: string | undefined;
+  if (plan.length || p.step.reprobe) {
+    try {
+      for (const a of plan.filter((x) => x.client)) {
+        const t0 = Date.now();
+        const io: NodeIo = { openUnixSocket: (path) => t.openUnixSocket(path, { sudo }), exec: (script, timeoutSec) => t.exec(script, { sudo, timeoutSec }) };
+        // A client-side action's guard is asked on the node first, as a script's is.
+        if (a.guard) {
+          const g = await t.exec(a.guard, { sudo, timeoutSec: 30 });
+          if (g.code !== 0) {
+            actions.push({ ...a, skipped: true, ...(g.stdout.trim() ? { output: g.stdout.trim() } : {}), ms: Date.now() - t0 });
+            continue;
+          }
+        }
+        const r = await a.client!(io).then(
+          (output) => ({ code: 0, output }),
+          (e: unknown) => {
+            if (e instanceof TransportError) throw e;
+            return { code: 1, output: (e as Error).message };
+          },
+        );
+        actions.push({ ...a, ...r, ms: Date.now() - t0 });
+      }
+      const trip = await roundTrip(t, { actions: plan.filter((x) => !x.client), views: viewsOf(p.step, full), prev: state, sudo, timeoutSec: p.step.timeoutSec?.(ctx) ?? 120 }).catch((e: unknown) => {
+        // Lost mid-step: what the node said before it went still goes to the journal.
+        actions.push(...((e as { results?: ActionResult[] }).results ?? []));
+        throw e;
+      });
+      state = trip.state;
+      actions.push(...trip.results);
+    } finally {
+      for (const a of actions) {
+        journal({ event: 'action', step: p.label, action: a.what, command: a.script.length > 4000 ? `${a.script.slice(0, 4000)}…` : a.script, code: a.code, skipped: a.skipped, output: a.output, ms: a.ms });
+      }
+    }
+    if (p.step.afterApply && actions.some((a) => a.code === 0)) {
+      const exec = async (script: string) => {
+        const x = await t.exec(script, { sudo, timeoutSec: 300 });
+        if (x.code !== 0) throw new Error(`exit ${x.code}: ${x.stderr.trim().split('\n').pop() ?? ''}`);
+        return x.stdout;
+      };
+      try {
+        note = await p.step.afterApply(exec, ctx);
+      } catch (e) {
+        if (e instanceof TransportError) throw e;
+        afterError = (e as Error).message;
+      }
+    }
+  }
+  const left = residue(state, p.step);
+  const ran = actions.some((a) => !a.skipped);
+  // A non-zero exit fails a step that must succeed; otherwise only what is left does, and the exit says why.
+  const badExit = actions.find((a) => !a.skipped && a.code !== 0);
+  const failed = left.length > 0 || (p.step.mustSucceed && badExit !== undefined) || afterError !== undefined;
+  const r: StepResult = { name: p.label, status: failed ? 'failed' : ran ? 'changed' : 'ok', actions, left, ms: Date.now() - started };
+  if (afterError) r.reason = afterError;
+  else if (failed && badExit) r.reason = `${badExit.what}: exit ${badExit.code}${badExit.output?.trim() ? `: ${badExit.output.trim().split('\n').slice(-3).join(' | ')}` : ''}`;
+  else if (left.length) r.reason = plan.length ? `${left.length} left after its actions` : 'this step has nothing it can do about what is left';
+  else if (note) r.reason = note;
+  return { r, state };
+}
+
+async function runHost(host: Host, o: RunOptions): Promise<HostResult> {
+  const result: HostResult = { host: host.name, reachable: false, clean: false, steps: [], warnings: [], left: [] };
+  const journal = (e: Record<string, unknown>) => o.journal.write({ host: host.name, ...e });
+  o.emit({ type: 'host-start', host: host.name });
+  const backupDir = `${NODE_BACKUPS}/${o.runId}`;
+  const sudo = host.become;
+  const planned = o.steps(host);
+  const ctxOf = (p: PlannedStep): StepContext => ({
+    runId: o.runId, backupDir, host: host.name, node: nodeNameOf(host), vars: host.vars, params: p.params, operatorBackupDir: o.operatorBackupDir(host.name),
+    before: new Set(planned.slice(0, planned.indexOf(p)).filter((x) => !x.skip).map((x) => x.step.name)),
+  });
+  let current: string | undefined;
+  const cluster = planned.some((p) => p.step.cluster) ? o.cluster?.(host, (line) => {
+    journal({ event: 'log', step: current, line });
+    if (current) o.emit({ type: 'step-log', host: host.name, step: current, line });
+  }) : undefined;
+  if (cluster?.options.nodeIsDown) return runDownHost(host, o, planned, cluster, result, journal, (s) => (current = s));
+  let t: Transport | undefined;
+  try {
+    t = await o.connect(host);
+    const opened = await openHost(t, host, o, planned, ctxOf, cluster);
+    result.reachable = true; // connected, logged in, root (sudo), and probed
+    if (opened.finishes) {
+      result.finishes = opened.finishes;
+      result.warnings.push(`took over the lock of run ${opened.finishes}, which did not finish (killed, or its connection was lost): this run finishes its work`);
+      journal({ event: 'resume', finishes: opened.finishes });
+    }
+    if (opened.failed) {
+      result.error = `${host.name}: ${opened.failed}`;
+      journal({ event: 'error', error: result.error });
+      return result;
+    }
+    if (opened.refused) {
+      result.refused = opened.refused;
+      journal({ event: 'refused', reason: opened.refused });
+      return result;
+    }
+
+    let state = opened.state;
+    let stopped: string | undefined;
+    let fresh = false; // whether the last step probed every view
+    for (const p of planned) {
+      if (stopped || p.skip) {
+        const r: StepResult = { name: p.label, status: 'skipped', actions: [], left: [], reason: p.skip ?? `not run: ${stopped} failed`, ms: 0 };
+        journal({ event: 'step', step: p.label, status: r.status, reason: r.reason });
+        result.steps.push(r);
+        o.emit({ type: 'step-end', host: host.name, step: p.label, result: r });
+        continue;
+      }
+      o.emit({ type: 'step-start', host: host.name, step: p.label });
+      current = p.label;
+      const done = p.step.cluster && cluster
+        ? { r: await clusterStep(cluster, p, state, journal, result.warnings), state }
+        : o.check ? predictStep(state, p, ctxOf(p)) : await applyStep(t, state, p, ctxOf(p), sudo, fullViews(o), journal);
+      state = done.state;
+      fresh = p.step.reprobe === true;
+      const r = done.r;
+      if (p.step.afterApply && r.status === 'changed' && !o.check) result.backup = ctxOf(p).operatorBackupDir;
+      journal({ event: 'step', step: p.label, status: r.status, actions: r.actions.length, left: r.left.map((f) => `${f.kind} ${f.subject}`), reason: r.reason, ms: r.ms });
+      result.steps.push(r);
+      o.emit({ type: 'step-end', host: host.name, step: p.label, result: r });
+      if (r.status === 'failed' && !o.check) stopped = p.label;
+    }
+    if (stopped) {
+      result.left = result.steps.find((s) => s.status === 'failed')?.left ?? [];
+      return result;
+    }
+    // Clean is judged on a full probe: the playbook's last step took one, or one is taken now.
+    if (!o.check && !fresh) state = (await roundTrip(t, { actions: [], views: fullViews(o), prev: state, sudo, timeoutSec: 60 })).state;
+    result.left = findings(state).filter((f) => f.kind !== 'node-object');
+    result.warnings.push(...notes(state));
+    result.clean = result.left.length === 0;
+    if (!o.check && result.clean && !o.keepBackupOnNode && result.backup) {
+      await t.exec(`rm -rf --one-file-system -- ${q(backupDir)}`, { sudo, timeoutSec: 60 });
+    }
+    return result;
+  } catch (e) {
+    // One host's trouble is that host's: the others carry on, and the run says what happened here.
+    if (e instanceof ClusterError) {
+      // The node was reached; the API or the etcd peer failed (an interlock's question, or a step's).
+      result.reachable = true;
+      result.error = `${host.name}: ${e.message}`;
+      journal({ event: 'error', error: result.error, step: current });
+      return result;
+    }
+    const bug = !(e instanceof TransportError);
+    result.error = bug ? `${host.name}: decom failed${current ? ` in step ${current}` : ''} (a bug; the journal has the stack): ${(e as Error).message}` : e.message;
+    result.lost = !bug && e.step === 'dropped' && result.reachable;
+    journal({ event: 'error', error: result.error, step: current, ...(bug ? { stack: (e as Error).stack } : {}) });
+    return result;
+  } finally {
+    // Released on every path, also when the first round trip took the lock and then failed: the script removes only this run's lock.
+    if (t && !o.check && !result.lost) await t.exec(releaseScript(o.runId), { sudo, timeoutSec: 30 }).catch(() => {});
+    await t?.close().catch(() => {});
+    journal({ event: 'host-end', reachable: result.reachable, clean: result.clean, refused: result.refused, error: result.error });
+    o.emit({ type: 'host-end', host: host.name, result });
+  }
+}
+
+/**
+ * --node-is-down: the host is off, so there is no connection, no lock and no probe.
+ * Only the cluster steps run (their interlocks first); the node's own steps are
+ * skipped, and the host is not called clean: it must be reset before it rejoins.
+ */
+async function runDownHost(host: Host, o: RunOptions, planned: PlannedStep[], c: ClusterContext, result: HostResult, journal: (e: Record<string, unknown>) => void, at: (step: string) => void): Promise<HostResult> {
+  try {
+    result.refused = await clusterInterlocks(c, planned, undefined);
+    if (result.refused) {
+      journal({ event: 'refused', reason: result.refused });
+      return result;
+    }
+    let stopped: string | undefined;
+    for (const p of planned) {
+      let r: StepResult;
+      if (stopped || p.skip || !p.step.cluster) {
+        r = { name: p.label, status: 'skipped', actions: [], left: [], reason: p.skip ?? (stopped ? `not run: ${stopped} failed` : 'the host is down (--node-is-down)'), ms: 0 };
+      } else {
+        at(p.label);
+        o.emit({ type: 'step-start', host: host.name, step: p.label });
+        r = await clusterStep(c, p, undefined, journal, result.warnings);
+        if (r.status === 'failed' && !o.check) stopped = p.label;
+      }
+      journal({ event: 'step', step: p.label, status: r.status, actions: r.actions.length, reason: r.reason, ms: r.ms });
+      result.steps.push(r);
+      o.emit({ type: 'step-end', host: host.name, step: p.label, result: r });
+    }
+    result.down = stopped ? 'failed' : 'done';
+    if (!stopped) result.warnings.push(`the host was down (--node-is-down): its node side was not reset; run \`decom run --playbook reset\` on it before it joins any cluster again`);
+    return result;
+  } catch (e) {
+    result.error = e instanceof ClusterError ? `${host.name}: ${e.message}` : `${host.name}: decom failed (a bug; the journal has the stack): ${(e as Error).message}`;
+    result.down = 'failed';
+    journal({ event: 'error', error: result.error, stack: (e as Error).stack });
+    return result;
+  } finally {
+    journal({ event: 'host-end', reachable: false, clean: false, refused: result.refused, error: result.error });
+    o.emit({ type: 'host-end', host: host.name, result });
+  }
+}
+
+export async function runFleet(hosts: Host[], o: RunOptions): Promise<HostResult[]> {
+  const size = o.serial && o.serial > 0 ? o.serial : hosts.length;
+  const results: HostResult[] = [];
+  for (let i = 0; i < hosts.length; i += size) {
+    const batch = hosts.slice(i, i + size);
+    const done = await pool(batch, o.forks ?? DEFAULT_FORKS, (h) => runHost(h, o));
+    results.push(...done);
+    const failed = done.filter((r) => !(r.clean || r.down === 'done')).length;
+    if (o.maxFailPercent !== undefined && (failed * 100) / batch.length > o.maxFailPercent && i + size < hosts.length) {
+      const why = `not run: ${failed} of ${batch.length} hosts in the previous batch failed (more than --max-fail-percent ${o.maxFailPercent})`;
+      for (const h of hosts.slice(i + size)) {
+        results.push({ host: h.name, reachable: false, clean: false, steps: [], warnings: [], left: [], notRun: why });
+        o.journal.write({ host: h.name, event: 'not-run', reason: why });
+      }
+      break;
+    }
+  }
+  return results;
+}
+
+/**
+ * 0 every host clean (with --node-is-down: its cluster side done); 3 a host unreachable (or refused our login or sudo) or lost
+ * mid-run; 4 refused by an interlock; 1 otherwise (a step failed, residue left).
+ */
+export function runExitCode(results: HostResult[], check = false): ExitCode {
+  const code = foldExit(
+    results.map((r) =>
+      r.lost || (!r.reachable && r.error && !r.notRun) ? EXIT.unreachable : r.refused ? EXIT.refused : r.clean || r.down === 'done' ? EXIT.clean : EXIT.residue,
+    ),
+  );
+  // 4 promises nothing changed: a refusal beside a host that was worked on is a failure of the run.
+  return code === EXIT.refused && !check && results.some((r) => r.steps.some((s) => s.status === 'changed')) ? EXIT.residue : code;
+}

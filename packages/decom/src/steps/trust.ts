@@ -1,0 +1,33 @@
+/**
+ * The cluster's CAs in the system trust store. Removing the anchor file is not enough:
+ * the built bundle keeps trusting the CA until it is rebuilt. Runs before `files`,
+ * while the cluster CA it judges anchors against is still on the node.
+ */
+import { z } from 'zod';
+import type { Step } from '../engine/step.js';
+import { clusterAnchors } from '../rules/residue.js';
+import { q } from '../engine/sh.js';
+
+export const trust: Step = {
+  name: 'trust',
+  description: "remove the cluster's CAs from the system trust store (judged by content: a user's CA stays) and rebuild the bundle",
+  params: z.object({}),
+  owns: (f) => f.kind === 'trust-anchor',
+  views: ['files'],
+  plan(s) {
+    const anchors = clusterAnchors(s).map((a) => a.path);
+    if (!anchors.length && !s.bundleTrusts.length) return [];
+    return [
+      {
+        what: `remove ${anchors.length ? anchors.join(', ') : 'no anchor file (the bundle is stale)'} and rebuild the trust bundle`,
+        // Debian's tool, or RHEL's. Not --fresh: the bundle is rebuilt either way, and --fresh
+        // costs ~2.5 s of CPU per node relinking every CA (the removed anchor's links dangle, trusted by nothing).
+        script: `${anchors.length ? `rm -f -- ${anchors.map(q).join(' ')}\n` : ''}if command -v update-ca-certificates >/dev/null; then update-ca-certificates >/dev/null; elif command -v update-ca-trust >/dev/null; then update-ca-trust extract; else echo "no update-ca-certificates or update-ca-trust to rebuild the bundle"; exit 1; fi`,
+      },
+    ];
+  },
+  after(s) {
+    const gone = new Set(clusterAnchors(s).map((a) => a.path));
+    return { ...s, anchors: s.anchors.filter((a) => !gone.has(a.path)), bundleTrusts: [] };
+  },
+};

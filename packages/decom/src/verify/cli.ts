@@ -1,0 +1,34 @@
+import { etcdGroupOf, loadInventory, resolveTargets, type Host } from '../inventory/index.js';
+import { connector } from '../transport/connector.js';
+import { apiSource, kubeconfigFiles, operatorIdentity } from '../cluster/kubeconfig.js';
+import { forksOf } from '../util/pool.js';
+import { exitCode, renderJson, renderText, verify } from './verify.js';
+
+export interface VerifyFlags {
+  limit?: string;
+  output: 'text' | 'json';
+  connection: 'ssh' | 'local';
+  knownHosts?: string;
+  acceptNewHostKeys: boolean;
+  kubeconfig?: string;
+  context?: string;
+  details: boolean;
+  purge: boolean;
+  forks?: string;
+}
+
+export async function verifyCommand(inventoryFile: string, targets: string[], flags: VerifyFlags): Promise<number> {
+  const inventory = await loadInventory(inventoryFile);
+  const hosts = resolveTargets(inventory, targets, flags.limit);
+  // The cluster: --kubeconfig, else the inventory's decom_kubeconfig, else kubectl's own search; --context. Asked only when there is a file.
+  const source = apiSource(inventoryFile, hosts, flags);
+  const operator = await operatorIdentity(source);
+  const cluster = kubeconfigFiles(source).length
+    ? async (hs: Host[]) => (await import('../cluster/node.js')).registeredNodes(source, hs.map((h) => h.name))
+    : undefined;
+  const forks = forksOf(flags.forks);
+  const { connect, close } = await connector(hosts.slice(0, forks), flags); // dialed early: the pool's first wave
+  const reports = await verify(hosts, { connect, forks, cluster, purge: flags.purge, etcdGroup: etcdGroupOf(inventory), ...(operator ? { operator } : {}) }).finally(close);
+  process.stdout.write(flags.output === 'json' ? renderJson(reports) : renderText(reports, { details: flags.details }));
+  return exitCode(reports);
+}

@@ -1,0 +1,140 @@
+import { describe, expect, it } from 'vitest';
+import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import { emptyState } from '../src/probes/index.js';
+import type { NodeState } from '../src/probes/state.js';
+import { parseKubeCgroups, parsePodTraces, podUidOfCgroup } from '../src/probes/parse.js';
+import { apiFindings, etcdFindings, knownPods, nodeFindings, type ClusterView, type Fleet } from '../src/rules/audit.js';
+
+// The audit's rules on hand-made node states and API lists: the edges the sandbox
+// scenarios do not plant (a static pod known by its mirror hash, a pod that failed but
+// was never deleted, cgroups of the systemd driver, a netns a process entered).
+
+const UID = '6a7789b6-6d5b-415c-8273-04842e2a6f4d';
+const HASH = '3f2b0a4c9d8e7f6a5b4c3d2e1f0a9b8c'; // a static pod's UID on the node: its manifest's hash
+const state = (over: Partial<NodeState>): NodeState => ({ ...emptyState(), hostname: 'node2', runtimes: [{ name: 'containerd', running: true, answered: true }], ...over });
+const pod = (uid: string, over: Partial<V1Pod> = {}): V1Pod => ({ metadata: { name: `p-${uid.slice(0, 4)}`, namespace: 'default', uid, ...over.metadata }, spec: { nodeName: 'node2', containers: [], ...over.spec }, ...(over.status ? { status: over.status } : {}) });
+const kinds = (fs: { kind: string; subject: string }[]) => fs.map((f) => `${f.kind} ${f.subject}`);
+/** The kubelet's cgroups as the probe lists them in one hierarchy. */
+const cgroups = (...paths: string[]) => parseKubeCgroups(`@/sys/fs/cgroup/pids\n${paths.join('\n')}\n`);
+
+describe('pod traces as the probe reads them', () => {
+  it('reads pod UIDs from the cgroupfs and systemd drivers, and static pods\' hashes', () => {
+    expect(podUidOfCgroup(`/kubepods/besteffort/pod${UID.replaceAll('-', '_')}`)).toBe(UID);
+    expect(podUidOfCgroup(`/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod${UID.replaceAll('-', '_')}.slice`)).toBe(UID);
+    expect(podUidOfCgroup(`/kubepods/pod${HASH}`)).toBe(HASH);
+    expect(podUidOfCgroup('/kubepods.slice/kubepods-besteffort.slice')).toBeUndefined();
+  });
+  it('reads netns inodes, each process\'s netns and host-local leases, skipping the allocator\'s own files', () => {
+    const t = parsePodTraces(
+      `${UID}\n`,
+      '4026532837 /run/netns/cni-2fd2f851\n4026532404 /run/netns/app-vpn\n',
+      'lrwxrwxrwx 1 root root 0 Nov 25 00:36 /proc/1/ns/net -> net:[4026532258]\nlrwxrwxrwx 1 root root 0 Nov 25 00:36 /proc/2656/ns/net -> net:[4026532837]\n',
+      '/var/lib/cni/networks/cbr0/10.244.1.2\tc01a9db4\n/var/lib/cni/networks/cbr0/fd00::5\tabc\n',
+    );
+    expect(t.dirs).toEqual([UID]);
+    expect([...t.netnsInodes]).toEqual([['cni-2fd2f851', '4026532837'], ['app-vpn', '4026532404']]);
+    expect(t.procNetns.get(2656)).toBe('4026532837');
+    expect(t.leases.map((l) => `${l.network} ${l.ip} ${l.sandbox}`)).toEqual(['cbr0 10.244.1.2 c01a9db4', 'cbr0 fd00::5 abc']);
+  });
+});
+
+describe('node traces against the pods the API knows', () => {
+  const running = (id: string, uid: string, kind: 'sandbox' | 'container', pid: number) => ({ id, runtime: 'containerd' as const, kind, podUid: uid, pod: 'kube-system/etcd-node2', state: 'running', pid });
+
+  it('knows a static pod by its mirror pod\'s config.mirror hash: its containers are no phantom', () => {
+    const s = state({ containers: [running('s1', HASH, 'sandbox', 10), running('c1', HASH, 'container', 11)] });
+    const mirror = pod('9c1e0c5e-0000-4000-8000-000000000001', { metadata: { annotations: { 'kubernetes.io/config.mirror': HASH } } });
+    expect(nodeFindings(s, knownPods([mirror])).findings).toEqual([]);
+    expect(kinds(nodeFindings(s, knownPods([])).findings)).toEqual(['phantom-pod kube-system/etcd-node2']);
+  });
+
+  it("says which ports a phantom's processes hold (a rejoin's \"port already in use\")", () => {
+    const s = state({
+      containers: [running('s1', UID, 'sandbox', 10), running('c1', UID, 'container', 11)],
+      k8sCgroups: new Map([[11, `/kubepods/besteffort/pod${UID.replaceAll('-', '_')}/c1`]]),
+      processes: new Map([[11, { pid: 11, ppid: 9, name: 'kube-apiserver', args: 'kube-apiserver --secure-port=6443', start: 3 }]]),
+      listeners: [{ addr: '*', port: 6443, holders: [{ name: 'kube-apiserver', pid: 11 }] }, { addr: '*', port: 22, holders: [{ name: 'sshd', pid: 5 }] }],
+    });
+    const [f] = nodeFindings(s, knownPods([])).findings;
+    expect(f!.detail).toBe(`pod ${UID} runs on the node (2 of 2 containers running, listening on *:6443) but the API has no such pod`);
+    expect(f!.evidence).toContain('process 11 kube-apiserver --secure-port=6443');
+    expect(f!.evidence).toContain('port *:6443');
+  });
+
+  it('does not judge phantoms without the API, and counts a pod the runtime has as known', () => {
+    const s = state({
+      containers: [running('s1', UID, 'sandbox', 10)],
+      pods: { ...emptyState().pods, dirs: [UID] },
+      cgroups: cgroups('/kubepods', '/kubepods/besteffort', `/kubepods/besteffort/pod${UID}`),
+    });
+    expect(nodeFindings(s, undefined).findings).toEqual([]);
+  });
+
+  it('an empty orphaned cgroup and a pod dir of no pod; with processes left the cgroup says so', () => {
+    const other = '0b0b0b0b-1111-4222-8333-444444444444';
+    const s = state({
+      mounts: [{ target: `/var/lib/kubelet/pods/${other}/volumes/kubernetes.io~empty-dir/cache`, source: 'tmpfs', fstype: 'tmpfs' }],
+      k8sCgroups: new Map([[77, `/kubepods/besteffort/pod${other.replaceAll('-', '_')}/abc`]]),
+      processes: new Map([[77, { pid: 77, ppid: 1, name: 'sleep', args: 'sleep 1d', start: 5 }]]),
+      pods: { ...emptyState().pods, dirs: [other] },
+      // The QoS tree and the container's cgroup are no orphans of their own: the pod's cgroup is the finding.
+      cgroups: cgroups('/kubepods', '/kubepods/besteffort', `/kubepods/besteffort/pod${other.replaceAll('-', '_')}`, `/kubepods/besteffort/pod${other.replaceAll('-', '_')}/abc`),
+    });
+    const f = nodeFindings(s, knownPods([])).findings;
+    expect(kinds(f)).toEqual([`orphan-pod-dir /var/lib/kubelet/pods/${other}`, `orphan-pod-cgroup /kubepods/besteffort/pod${other.replaceAll('-', '_')}`]);
+    expect(f[0]!.detail).toBe('pod dir of no known pod, 1 mount still in it');
+    expect(f[1]!.detail).toBe('pod cgroup of no known pod, 1 process still in it');
+    expect(f[1]!.evidence).toEqual(['process 77 sleep 1d']);
+  });
+
+  it('a cni netns a process is in is used; a netns not named cni-* and its veth are never judged', () => {
+    const s = state({
+      netns: ['cni-a', 'cni-b', 'app-vpn'],
+      links: [{ name: 'veth1', master: 'cni0', peerNetns: 'cni-a' }, { name: 'veth2', master: 'cni0', peerNetns: 'cni-b' }, { name: 'app-veth0', peerNetns: 'app-vpn' }],
+      pods: { ...emptyState().pods, netnsInodes: new Map([['cni-a', '1'], ['cni-b', '2'], ['app-vpn', '3']]), procNetns: new Map([[10, '1'], [1, '9']]) },
+    });
+    expect(kinds(nodeFindings(s, knownPods([])).findings)).toEqual(['orphan-netns cni-b', 'orphan-veth veth2']);
+  });
+
+  it('a lease of a running sandbox is the pod\'s; of a stopped or unknown one it is orphaned', () => {
+    const s = state({
+      containers: [running('live', UID, 'sandbox', 10), { ...running('stopped', HASH, 'sandbox', 11), state: 'exited' }],
+      pods: { ...emptyState().pods, leases: ['live', 'stopped', 'gone'].map((id, i) => ({ file: `/var/lib/cni/networks/cbr0/10.0.0.${i}`, network: 'cbr0', ip: `10.0.0.${i}`, sandbox: id })) },
+    });
+    const f = nodeFindings(s, knownPods([pod(UID), pod(HASH)])).findings.filter((x) => x.kind === 'orphan-ipam-lease');
+    expect(f.map((x) => x.detail)).toEqual(['cbr0 lease of 10.0.0.1 names sandbox stopped, which is not running', 'cbr0 lease of 10.0.0.2 names sandbox gone, which does not exist']);
+  });
+});
+
+describe("the API's own leftovers", () => {
+  const now = Date.parse('2026-11-25T12:00:00Z');
+  const fleet = (over: Partial<Fleet> = {}): Fleet => ({
+    hostOfNode: new Map([['node2', 'node2']]), unreachable: new Set(), inventoryAddresses: new Set(['node2', '198.18.0.12']),
+    states: new Map(), now, stuckAfterSec: 300, staleAfterSec: 3600, ...over,
+  });
+  const view = (over: Partial<ClusterView>): ClusterView => ({ server: 's', pods: [], nodes: [], namespaces: [], volumeAttachments: [], leases: [], ...over });
+  const ready = (name: string, status: string, since: string): V1Node => ({ metadata: { name }, status: { conditions: [{ type: 'Ready', status, lastTransitionTime: new Date(since) }] } });
+
+  it('judges a Terminating pod by its deletionTimestamp, not by its phase: a failed pod never deleted is not stuck', () => {
+    const failed = pod(UID, { status: { phase: 'Failed', reason: 'Error' } });
+    const deleting = pod(HASH, { metadata: { name: 'stuck', namespace: 'default', uid: HASH, deletionTimestamp: new Date('2026-11-25T11:50:00Z'), finalizers: ['example.com/x'] } });
+    const recent = pod('0c0c0c0c-1111-4222-8333-444444444444', { metadata: { name: 'going', namespace: 'default', uid: '0c0c0c0c-1111-4222-8333-444444444444', deletionTimestamp: new Date('2026-11-25T11:58:00Z') } });
+    const f = apiFindings(view({ pods: [failed, deleting, recent], nodes: [ready('node2', 'True', '2026-11-01T00:00:00Z')] }), fleet());
+    expect(f.map((x) => `${x.kind} ${x.subject} ${x.host}`)).toEqual(['stuck-terminating-pod default/stuck node2']);
+    expect(f[0]!.detail).toBe('Terminating for 10m0s past its grace period on node2: finalizers left: example.com/x');
+  });
+
+  it('a Node NotReady past --stale-after, said of an unreachable host; one Ready or recently NotReady is not', () => {
+    const nodes = [ready('node2', 'Unknown', '2026-11-25T09:00:00Z'), ready('node5', 'False', '2026-11-25T11:30:00Z'), ready('node6', 'True', '2026-11-20T00:00:00Z')];
+    const f = apiFindings(view({ nodes }), fleet({ unreachable: new Set(['node2']) }));
+    expect(f.map((x) => `${x.subject}: ${x.detail}`)).toEqual(['node2: NotReady for 3h0m: its host node2 is unreachable']);
+  });
+
+  it('an etcd member is stale only when neither its name nor its URLs name an inventory host', () => {
+    const member = (id: string, name: string, peer: string) => ({ id, name, isLearner: false, peerURLs: [peer], clientURLs: [] });
+    const s = { ...emptyState(), etcdGroup: { addresses: ['node2'], self: true }, etcd: { endpoint: 'e', members: [member('a', 'node2', 'https://10.9.9.9:2380'), member('b', 'etcd-x', 'https://198.18.0.12:2380'), member('c', 'old-cp', 'https://10.0.0.3:2380')], health: [] } };
+    expect(etcdFindings(new Map([['node2', s]]), fleet()).map((x) => x.subject)).toEqual(['old-cp']);
+    // A package's etcd serving no cluster (nothing ties it to this one) is not judged.
+    expect(etcdFindings(new Map([['node2', { ...s, etcdGroup: { addresses: [], self: false } }]]), fleet())).toEqual([]);
+  });
+});

@@ -1,0 +1,109 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** decom's package (its dist, deploy, inventory, test fixtures), and the checkout holding both packages. */
+export const ROOT = join(import.meta.dirname, '..', '..');
+export const CHECKOUT = join(ROOT, '..', '..');
+export const CLI = join(ROOT, 'dist', 'cli.js');
+export const STATE_DIR = '/run/decom/sandbox';
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the built `decom` binary, as a user would. */
+export function decom(args: string[], opts: { wrap?: string[]; env?: NodeJS.ProcessEnv } = {}): CliResult {
+  const [file, ...rest] = [...(opts.wrap ?? []), process.execPath, CLI, ...args];
+  const r = spawnSync(file as string, rest, { encoding: 'utf8', env: { ...process.env, ...opts.env }, timeout: 280_000 });
+  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+export function up(args: string[]): void {
+  const r = decom(['sandbox', 'up', ...args]);
+  if (r.code !== 0) throw new Error(`sandbox up ${args.join(' ')} failed (${r.code}): ${r.stderr}`);
+}
+
+export function down(): void {
+  const r = decom(['sandbox', 'down']);
+  if (r.code !== 0) throw new Error(`sandbox down failed (${r.code}): ${r.stderr}`);
+}
+
+interface StateNode {
+  name: string;
+  addr: string;
+  pid: number;
+  roles: string[];
+}
+export const nodes = (): StateNode[] => JSON.parse(readFileSync(join(STATE_DIR, 'state.json'), 'utf8')).nodes;
+
+/** Runs a command on a node over its real sshd, with the sandbox's key and pinned host key. */
+export function ssh(node: string, command: string): string {
+  const n = nodes().find((x) => x.name === node);
+  if (!n) throw new Error(`no node ${node}`);
+  const r = spawnSync(
+    'ssh',
+    ['-i', join(STATE_DIR, 'id_ed25519'), '-o', `UserKnownHostsFile=${join(STATE_DIR, 'known_hosts')}`, '-o', 'StrictHostKeyChecking=yes', '-o', 'BatchMode=yes', `root@${n.addr}`, command],
+    { encoding: 'utf8', timeout: 60_000 },
+  );
+  if (r.status !== 0) throw new Error(`ssh ${node} ${command}: exit ${r.status}: ${r.stderr}`);
+  return r.stdout;
+}
+
+const sh = (cmd: string): string => execFileSync('sh', ['-c', cmd], { encoding: 'utf8' });
+
+/** Listening TCP sockets as "addr:port", from `ss`. */
+export const listening = (out: string): string[] =>
+  out.split('\n').filter(Boolean).map((l) => l.trim().split(/\s+/)[3] ?? '');
+export const ports = (out: string): number[] => [...new Set(listening(out).map((a) => Number(a.slice(a.lastIndexOf(':') + 1))))];
+
+/** Mount targets from a mountinfo text, octal escapes decoded. */
+export const mountTargets = (mountinfo: string): string[] =>
+  mountinfo
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => (l.split(' ')[4] ?? '').replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8))));
+
+function cgroupDirs(): string[] {
+  const out: string[] = [];
+  const walk = (d: string, depth: number) => {
+    out.push(d);
+    if (depth === 0) return;
+    for (const e of readdirSync(d, { withFileTypes: true })) if (e.isDirectory()) walk(join(d, e.name), depth - 1);
+  };
+  for (const h of readdirSync('/sys/fs/cgroup')) walk(join('/sys/fs/cgroup', h), 3);
+  return out.sort();
+}
+
+const SANDBOX_PROGRAMS = /^(sshd|containerd|containerd-shim|containerd-shim-runc-v2|runc|etcd|dockerd|tini|httpd|systemd|systemd-journal|dbus-daemon|node-init\.sh)$/;
+
+/** What the sandbox could leave on the host: compared before `up` and after `down`. */
+export function hostSnapshot() {
+  const procs = readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .map((p) => {
+      try {
+        return `${readFileSync(`/proc/${p}/comm`, 'utf8').trim()}`;
+      } catch {
+        return '';
+      }
+    })
+    .filter((c) => SANDBOX_PROGRAMS.test(c))
+    .sort();
+  return {
+    links: sh("ip -o link | awk -F': ' '{print $2}' | sed 's/@.*//'").split('\n').filter(Boolean).sort(),
+    netns: sh('ip netns list').split('\n').filter(Boolean).sort(),
+    mounts: mountTargets(readFileSync('/proc/self/mountinfo', 'utf8')).sort(),
+    cgroups: cgroupDirs(),
+    iptablesNft: sh("iptables-save 2>/dev/null | grep -v '^#' || true"),
+    iptablesLegacy: sh("iptables-legacy-save 2>/dev/null | grep -v '^#' || true"),
+    nft: sh('nft list ruleset 2>/dev/null || true'),
+    listening: ports(sh('ss -Hltn')).sort(),
+    neighbours: sh("ip neigh show | grep '^198\\.18\\.' || true"),
+    processes: procs,
+    stateDir: existsSync('/run/decom'),
+    inotifyInstances: readFileSync('/proc/sys/fs/inotify/max_user_instances', 'utf8').trim(),
+  };
+}

@@ -1,0 +1,90 @@
+#!/usr/bin/env node
+import { Argument, Command, Option } from '@commander-js/extra-typings';
+import { exitOnError } from 'decom/errors';
+import { createRequire } from 'node:module';
+
+// decom's test cluster, as its own command (`decom sandbox …` runs it too). Subcommands
+// are imported lazily: `--help` must not pay for what it does not run.
+const program = new Command('decom-sandbox')
+  .description('a cluster of real namespaced nodes on this machine, to watch decom work and try playbooks safely')
+  .version((createRequire(import.meta.url)('../package.json') as { version: string }).version)
+  .showHelpAfterError('(run with --help for usage)')
+  .exitOverride((err) => {
+    // commander's own usage errors (unknown flag, bad choice) are input errors: exit 2
+    process.exit(err.exitCode === 0 ? 0 : 2);
+  });
+program
+  .command('up')
+  .description('boot sandbox nodes (systemd, sshd, containerd, a kubelet stand-in) and plant a scenario')
+  .option('--nodes <n>', 'how many nodes', '3')
+  .option('--control-planes <k>', 'how many of them are control plane + etcd (the first K)', '1')
+  .addOption(new Option('--init <init>', "the nodes' PID 1").choices(['systemd', 'none'] as const).default('systemd' as const))
+  .option('--scenario <name[,name…]>', 'residue to plant on every node; several, comma-separated: one per node, in turn (see `decom sandbox scenarios`)')
+  .option('--etcd', 'run a real etcd cluster (Debian etcd-server) on the etcd nodes', false)
+  .option(
+    '--services <n>',
+    "load N kube-proxy Services (iptables mode: 2 chains, 5 rules each) into every node's iptables-nft, after the scenario; another app's chains too if the scenario planted none (0 to 50000)",
+    '0',
+  )
+  .option('--api', "run the sandbox's Kubernetes API (real kubectl accepts it) and join every node's kubelet to it; kubeconfig beside the inventory (implied by the cluster scenarios)", false)
+  .option('--node-monitor-grace-period <seconds>', "how long the API waits for a node's Lease before marking it NotReady (kube-controller-manager's flag)", '50')
+  .action(async (o) => {
+    const { upCommand } = await import('./commands.js');
+    await upCommand(o);
+  });
+
+program
+  .command('down')
+  .description('stop every node and remove everything the sandbox made on this host')
+  .action(async () => {
+    const { downCommand } = await import('./commands.js');
+    await downCommand();
+  });
+
+program
+  .command('status')
+  .description('the nodes, their addresses, roles and state')
+  .addOption(new Option('--output <format>', 'output format').choices(['text', 'json'] as const).default('text' as const))
+  .action(async (o) => {
+    const { statusCommand } = await import('./commands.js');
+    await statusCommand(o.output);
+  });
+
+program
+  .command('api')
+  .description("start or stop the sandbox's Kubernetes API (its objects are kept across a stop), or say whether it runs")
+  .addArgument(new Argument('<action>', 'what to do').choices(['start', 'stop', 'status'] as const))
+  .action(async (action) => {
+    const { apiCommand } = await import('./commands.js');
+    process.exitCode = await apiCommand(action);
+  });
+
+program
+  .command('scenarios')
+  .description('list the scenarios `up --scenario` can plant')
+  .action(async () => {
+    const { scenariosCommand } = await import('./commands.js');
+    scenariosCommand();
+  });
+
+program
+  .command('image')
+  .description("build deploy/Dockerfile's image here (its base made from Debian's packages and this machine's Node.js 20: no registry, no daemon) and export it as an OCI archive for `ctr images import`")
+  .option('--no-cache', 'from nothing: make the base again and rebuild every layer')
+  .addOption(new Option('--output <format>', 'output format').choices(['text', 'json'] as const).default('text' as const))
+  .action(async (o) => {
+    const { imageCommand } = await import('./commands.js');
+    await imageCommand(o);
+  });
+
+program
+  .command('ssh')
+  .description('open a shell (or run a command) on a sandbox node with the sandbox key and pinned host key')
+  .argument('<node>', 'node name, e.g. node1')
+  .argument('[command...]', 'command to run instead of a shell')
+  .action(async (node, command) => {
+    const { sshCommand } = await import('./commands.js');
+    process.exitCode = await sshCommand(node, command);
+  });
+
+await program.parseAsync().catch((e: unknown) => exitOnError('decom-sandbox', e));

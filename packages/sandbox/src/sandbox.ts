@@ -1,0 +1,360 @@
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, rmdirSync, writeFileSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { stringify } from 'yaml';
+import { BRIDGE, CGROUP, CGROUP_ROOT, DEFAULT_STATE_DIR, HOST_ADDR, HOST_LINK, MAX_NODES, PREFIX_LEN, files, nodeAddr, stateDir } from './layout.js';
+import { NODE_MONITOR_GRACE_PERIOD, apiClient, apiDir, kubeconfigFile, startApi, stopApi } from './api/control.js';
+import { isAlive, nodeExec, startNode, stopNode, type Init } from './node.js';
+import { requirePrograms, requireRoot } from './prereq.js';
+import { plantScenario } from './scenarios/index.js';
+import { plantCluster } from './scenarios/cluster.js';
+import { needsApi, scenarioList, scenarioPrograms, UnknownScenario, type ScenarioName } from './scenarios/catalog.js';
+import type { Role, SandboxState } from './types.js';
+import { startEtcd } from './etcd.js';
+import { MAX_SERVICES, loadServices } from './services.js';
+import { buildImage } from './image.js';
+import { run, runOk } from 'decom/run';
+import { inputError } from 'decom/errors';
+
+export interface UpOptions {
+  nodes: number;
+  controlPlanes: number;
+  init: Init;
+  /** A scenario, or several separated by commas: one per node, in turn. */
+  scenario: string | null;
+  etcd: boolean;
+  /** kube-proxy Services (iptables mode) to load into every node's iptables-nft; 0 for none. */
+  services: number;
+  /** Run the sandbox's Kubernetes API (kubeconfig beside the inventory); implied by a scenario that needs it. */
+  api?: boolean;
+  /** The API's node lifecycle grace (kube-controller-manager's --node-monitor-grace-period), seconds. */
+  nodeMonitorGracePeriod?: number;
+  /** Progress lines for the user; the sandbox itself prints nothing. */
+  log?: (line: string) => void;
+}
+
+export function readState(dir = stateDir()): SandboxState | undefined {
+  const f = files(dir).state;
+  if (!existsSync(f)) return undefined;
+  try {
+    const state = JSON.parse(readFileSync(f, 'utf8')) as SandboxState;
+    state.nodes = state.nodes.filter(Boolean); // nodes boot in parallel: a crash can leave holes
+    return state;
+  } catch {
+    return undefined; // torn by a crash mid-write: `down` still cleans up by name
+  }
+}
+
+/** Validates flags before anything is built: bad input costs nothing to undo. */
+export function checkUpOptions(o: UpOptions): void {
+  if (!Number.isInteger(o.nodes) || o.nodes < 1 || o.nodes > MAX_NODES) {
+    throw inputError(`--nodes must be a whole number from 1 to ${MAX_NODES}, got ${o.nodes}`);
+  }
+  if (!Number.isInteger(o.controlPlanes) || o.controlPlanes < 1 || o.controlPlanes > o.nodes) {
+    throw inputError(`--control-planes must be from 1 to --nodes (${o.nodes}), got ${o.controlPlanes}`);
+  }
+  if (o.nodeMonitorGracePeriod !== undefined && (!Number.isInteger(o.nodeMonitorGracePeriod) || o.nodeMonitorGracePeriod < 1 || o.nodeMonitorGracePeriod > 3600)) {
+    throw inputError(`--node-monitor-grace-period must be a whole number of seconds from 1 to 3600, got ${o.nodeMonitorGracePeriod}`);
+  }
+  if (o.scenario !== null) {
+    let api: ScenarioName | undefined;
+    try {
+      api = scenarioList(o.scenario).find(needsApi);
+    } catch (e) {
+      throw e instanceof UnknownScenario ? inputError(e.message) : e;
+    }
+    // Its pods go on a first and a last worker, the control plane tainted: two workers at least.
+    if (api && o.nodes - o.controlPlanes < 2) {
+      throw inputError(`scenario ${api} needs two worker nodes at least: --nodes ${o.controlPlanes + 2} or more with --control-planes ${o.controlPlanes}`);
+    }
+  }
+  if (!Number.isInteger(o.services) || o.services < 0 || o.services > MAX_SERVICES) {
+    throw inputError(`--services must be a whole number from 0 to ${MAX_SERVICES}, got ${o.services}`);
+  }
+}
+
+function rolesOf(index: number, controlPlanes: number): Role[] {
+  return index < controlPlanes ? ['control-plane', 'etcd'] : ['worker'];
+}
+
+/**
+ * kubespray's inventory shape, so the same file serves decom, kubespray and Ansible:
+ * addresses per host, the connection settings they share once in all.vars.
+ */
+function inventoryYaml(state: SandboxState, dir: string): string {
+  const f = files(dir);
+  const hostVars = Object.fromEntries(state.nodes.map((n) => [n.name, { ansible_host: n.addr, ip: n.addr, access_ip: n.addr }]));
+  const group = (role: Role) =>
+    Object.fromEntries(state.nodes.filter((n) => n.roles.includes(role)).map((n) => [n.name, null]));
+  const doc = {
+    all: {
+      hosts: hostVars,
+      children: {
+        kube_control_plane: { hosts: group('control-plane') },
+        etcd: { hosts: group('etcd') },
+        kube_node: { hosts: group('worker') },
+        k8s_cluster: { children: { kube_control_plane: null, kube_node: null } },
+      },
+      vars: {
+        ansible_user: 'root',
+        ansible_ssh_private_key_file: f.key,
+        ansible_ssh_common_args: `-o UserKnownHostsFile=${f.knownHosts} -o StrictHostKeyChecking=yes`,
+        // The cluster's API, for `decom run` (the decommission) without --kubeconfig.
+        ...(state.api ? { decom_kubeconfig: kubeconfigFile(dir) } : {}),
+      },
+    },
+  };
+  return `# Written by \`decom sandbox up\` (${state.createdAt}); removed by \`decom sandbox down\`.\n${stringify(doc, { nullStr: '', lineWidth: 0 })}`;
+}
+
+async function ensureHostNetwork(): Promise<void> {
+  if ((await run('ip', ['link', 'show', BRIDGE])).code !== 0) {
+    await runOk('ip', ['link', 'add', BRIDGE, 'type', 'bridge']);
+  }
+  await runOk('ip', ['link', 'set', BRIDGE, 'up']);
+  if ((await run('ip', ['link', 'show', HOST_LINK])).code !== 0) {
+    await runOk('ip', ['link', 'add', HOST_LINK, 'link', BRIDGE, 'type', 'macvlan', 'mode', 'bridge']);
+    await runOk('ip', ['addr', 'add', `${HOST_ADDR}/${PREFIX_LEN}`, 'dev', HOST_LINK]);
+  }
+  await runOk('ip', ['link', 'set', HOST_LINK, 'up']);
+}
+
+/** At most `limit` promises in flight: a 2-core host boots 50 nodes faster in waves than all at once. */
+async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, i: number) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  const errors: unknown[] = [];
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      try {
+        out[i] = await fn(items[i] as T, i);
+      } catch (e) {
+        errors.push(e);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (errors.length) throw errors[0];
+  return out;
+}
+
+export async function up(o: UpOptions): Promise<SandboxState> {
+  const log = o.log ?? (() => {});
+  checkUpOptions(o);
+  requireRoot('decom sandbox up');
+  if (existsSync(join(CGROUP_ROOT, 'cgroup.controllers'))) {
+    throw inputError('the sandbox needs cgroup v1 or hybrid hierarchies (this host mounts only cgroup v2 at /sys/fs/cgroup)');
+  }
+  requirePrograms([
+    'unshare', 'nsenter', 'setpriv', 'ip', 'sshd', 'ssh-keygen', 'tini', 'containerd', 'runc', 'busybox',
+    ...(o.init === 'systemd' ? ['systemd'] : []),
+    ...(o.etcd ? ['etcd', 'etcdctl'] : []),
+    ...(o.scenario ? scenarioList(o.scenario).flatMap(scenarioPrograms) : []),
+    ...(o.services ? ['iptables', 'iptables-legacy', 'iptables-nft-restore'] : []),
+  ]);
+  const dir = stateDir();
+  const f = files(dir);
+  const existing = readState(dir);
+  if (existing && existing.nodes.some(isAlive)) {
+    throw inputError(`a sandbox is already up in ${dir} (${existing.nodes.length} nodes): run \`decom sandbox down\` first`);
+  }
+  await down(); // leftovers of a crashed run: clear them before building
+
+  const state: SandboxState = {
+    version: 1,
+    createdAt: new Date().toISOString(),
+    scenario: o.scenario,
+    etcd: o.etcd,
+    services: o.services,
+    nodes: [],
+  };
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    state.hostSysctls = raiseInotifyInstances(o);
+    writeFileSync(f.state, JSON.stringify(state, null, 2));
+    await runOk('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'decom-sandbox', '-f', f.key]);
+    const authorizedKey = readFileSync(`${f.key}.pub`, 'utf8');
+    await ensureHostNetwork();
+    const peers = Array.from({ length: o.nodes }, (_, i) => ({ name: `node${i + 1}`, addr: nodeAddr(i + 1) }));
+    log(`booting ${o.nodes} node${o.nodes > 1 ? 's' : ''} (init: ${o.init})`);
+    await mapLimit(peers, 12, async (p, i) => {
+      const h = await startNode({ ...p, init: o.init, dir: f.node(p.name), peers, authorizedKey });
+      const { state: bootState, ...handle } = h;
+      state.nodes[i] = { ...p, ...handle, init: o.init, roles: rolesOf(i, o.controlPlanes), bootState };
+      // Saved as nodes come up, so a failure half-way can still be torn down by state.
+      writeFileSync(f.state, JSON.stringify(state, null, 2));
+    });
+    writeFileSync(
+      f.knownHosts,
+      state.nodes
+        .map((n) => `${n.addr} ${readFileSync(join(f.node(n.name), 'host_key.pub'), 'utf8').trim().split(' ').slice(0, 2).join(' ')}\n`)
+        .join(''),
+    );
+    writeFileSync(f.inventory, inventoryYaml(state, dir));
+    if (o.etcd) {
+      log('starting etcd on the etcd nodes');
+      await startEtcd(state);
+    }
+    const list = o.scenario ? scenarioList(o.scenario) : [];
+    const apiScenarios = new Set(list.filter(needsApi));
+    if (o.api || apiScenarios.size) {
+      log('starting the Kubernetes API');
+      await startApi(dir, o.nodeMonitorGracePeriod);
+      state.api = true;
+      writeFileSync(f.state, JSON.stringify(state, null, 2));
+      writeFileSync(f.inventory, inventoryYaml(state, dir)); // now naming the kubeconfig
+    }
+    if (list.length || state.api) {
+      log(list.length ? `planting scenario ${o.scenario}` : 'joining every node to the cluster');
+      await buildImage(f.image);
+      const image = readFileSync(f.image);
+      // The kubelet's Lease must be renewed well within the grace period (40 s renewed every 10 s against 50 s by default).
+      const grace = o.nodeMonitorGracePeriod ?? NODE_MONITOR_GRACE_PERIOD;
+      const member = state.api ? { kubeconfig: readFileSync(kubeconfigFile(dir), 'utf8'), leaseSeconds: Math.min(40, Math.max(2, Math.floor((grace * 4) / 5))) } : undefined;
+      await mapLimit(state.nodes, 6, async (n, i) => {
+        const name = list.length ? (list[i % list.length] as ScenarioName) : null;
+        // A node joins the API when its scenario needs it, or when --api names no scenario.
+        await plantScenario(name, n, state, image, name === null || needsApi(name) ? member : undefined);
+        if (name) n.scenario = name;
+      });
+      if (apiScenarios.size) {
+        log(`planting the cluster's objects (${[...apiScenarios].join(', ')})`);
+        await plantCluster({ scenarios: apiScenarios, state, dir, api: apiClient(dir), log });
+      }
+    }
+    if (o.services) {
+      log(`loading ${o.services} kube-proxy Services into every node's iptables-nft`);
+      // A few seconds of CPU each (iptables-nft-restore), so not all nodes at once.
+      await mapLimit(state.nodes, 2, (n) => loadServices(n, state, o.services));
+    }
+    writeFileSync(f.state, JSON.stringify(state, null, 2));
+    return state;
+  } catch (e) {
+    log('bring-up failed: tearing down what was built');
+    await down().catch(() => {});
+    throw e;
+  }
+}
+
+/**
+ * systemd, journald and dbus each hold inotify instances, and every node shares the
+ * host's per-user limit (128 by default: about 25 systemd nodes). Raised for the
+ * sandbox's life and put back by `down`.
+ */
+const INOTIFY = '/proc/sys/fs/inotify/max_user_instances';
+function raiseInotifyInstances(o: UpOptions): Record<string, string> {
+  if (o.init !== 'systemd') return {};
+  const current = readFileSync(INOTIFY, 'utf8').trim();
+  const needed = 128 + 8 * o.nodes;
+  if (Number(current) >= needed) return {};
+  writeFileSync(INOTIFY, String(needed));
+  return { [INOTIFY]: current };
+}
+
+/** Removes what `up` wrote, by name, and the folder only when that leaves it empty. */
+function removeStateDir(dir: string): void {
+  const f = files(dir);
+  for (const p of [f.state, f.key, `${f.key}.pub`, f.knownHosts, f.inventory, f.image, `${f.image}.tmp`, f.shared, join(dir, 'nodes'), apiDir(dir), kubeconfigFile(dir)]) {
+    rmSync(p, { recursive: true, force: true });
+  }
+  for (const d of [dir, ...(dir === DEFAULT_STATE_DIR ? [dirname(dir)] : [])]) {
+    try {
+      rmdirSync(d);
+    } catch {
+      /* not empty (not only ours), or already gone */
+    }
+  }
+}
+
+/** Every cgroup dir of the sandbox, deepest first, in every hierarchy. */
+function sandboxCgroups(): string[] {
+  const out: string[] = [];
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) if (e.isDirectory()) walk(join(d, e.name));
+    out.push(d);
+  };
+  for (const h of readdirSync(CGROUP_ROOT)) {
+    const top = join(CGROUP_ROOT, h, CGROUP);
+    if (existsSync(top) && statSync(top).isDirectory()) walk(top);
+  }
+  return out;
+}
+
+/**
+ * Tears the sandbox down to nothing: node PID 1s (their PID namespaces take every
+ * process with them, and the last process takes the mounts and the netns), any
+ * stray process still in the sandbox's cgroups, the cgroups, the host links and
+ * their neighbour entries, and the state dir. Safe to run when nothing is up.
+ */
+export async function down(): Promise<{ nodes: number }> {
+  requireRoot('decom sandbox down');
+  const dir = stateDir();
+  const state = readState(dir);
+  const nodes = state?.nodes ?? [];
+  await stopApi(dir);
+  await Promise.all(nodes.map(stopNode));
+  // Anything left in the sandbox's cgroups (by PID, from the kernel's own list).
+  for (let round = 0; round < 50; round++) {
+    const pids = new Set<number>();
+    for (const cg of sandboxCgroups()) {
+      try {
+        for (const p of readFileSync(join(cg, 'cgroup.procs'), 'utf8').split('\n')) if (p) pids.add(Number(p));
+      } catch {
+        /* cgroup vanished */
+      }
+    }
+    if (!pids.size) break;
+    for (const p of pids) {
+      try {
+        process.kill(p, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  for (const cg of sandboxCgroups()) {
+    for (let i = 0; i < 50; i++) {
+      try {
+        rmdirSync(cg);
+        break;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') break;
+        await new Promise((r) => setTimeout(r, 20)); // EBUSY while the kernel finishes exiting tasks
+      }
+    }
+  }
+  if ((await run('ip', ['link', 'show', HOST_LINK])).code === 0) {
+    await run('ip', ['neigh', 'flush', 'dev', HOST_LINK]);
+    await runOk('ip', ['link', 'del', HOST_LINK]);
+  }
+  if ((await run('ip', ['link', 'show', BRIDGE])).code === 0) await runOk('ip', ['link', 'del', BRIDGE]);
+  const inotify = state?.hostSysctls?.[INOTIFY];
+  if (inotify && /^\d+$/.test(inotify)) writeFileSync(INOTIFY, inotify);
+  removeStateDir(dir);
+  return { nodes: nodes.length };
+}
+
+export interface NodeStatus {
+  name: string;
+  addr: string;
+  roles: Role[];
+  init: Init;
+  alive: boolean;
+  state: string;
+}
+
+export async function status(): Promise<{ dir: string; state: SandboxState | undefined; nodes: NodeStatus[] }> {
+  requireRoot('decom sandbox status'); // the state folder is root's (0700): without root it looks empty
+  const dir = stateDir();
+  const state = readState(dir);
+  const nodes = await Promise.all(
+    (state?.nodes ?? []).filter(Boolean).map(async (n): Promise<NodeStatus> => {
+      const alive = isAlive(n);
+      let s = alive ? 'running' : 'down';
+      if (alive && n.init === 'systemd') s = (await nodeExec(n, 'systemctl is-system-running', { timeoutMs: 10_000 })).stdout.trim() || 'unknown';
+      return { name: n.name, addr: n.addr, roles: n.roles, init: n.init, alive, state: s };
+    }),
+  );
+  return { dir, state, nodes };
+}
