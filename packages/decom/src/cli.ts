@@ -175,7 +175,7 @@ await program.parseAsync().catch((e: unknown) => exitOnError('decom', e));
  * signals passed through; decom imports nothing from it.
  */
 async function runSandbox(args: string[]): Promise<number> {
-  const [{ spawn }, { createRequire }, { readFileSync }, { dirname, join }, { constants }] = await Promise.all([
+  const [{ spawn }, { createRequire }, { existsSync, readFileSync }, { dirname, join }, { constants }] = await Promise.all([
     import('node:child_process'),
     import('node:module'),
     import('node:fs'),
@@ -192,8 +192,12 @@ async function runSandbox(args: string[]): Promise<number> {
     );
     return EXIT.input;
   }
-  const bin = (JSON.parse(readFileSync(manifest, 'utf8')) as { bin: Record<string, string> }).bin['decom-sandbox'] as string;
-  const child = spawn(process.execPath, [join(dirname(manifest), bin), ...args], { stdio: 'inherit' });
+  const bin = join(dirname(manifest), (JSON.parse(readFileSync(manifest, 'utf8')) as { bin: Record<string, string> }).bin['decom-sandbox'] as string);
+  if (!existsSync(bin)) {
+    process.stderr.write(`decom: the sandbox package (${dirname(manifest)}) is not built: run \`npm run build\` in the checkout\n`);
+    return EXIT.input;
+  }
+  const child = spawn(process.execPath, [bin, ...args], { stdio: 'inherit' });
   const forward = (signal: NodeJS.Signals) => child.kill(signal);
   for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(s, forward);
   return new Promise((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 + (constants.signals[signal] ?? 0) : 1))));

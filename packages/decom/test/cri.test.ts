@@ -387,7 +387,7 @@ const IMAGE = 'decom.test/busybox:cri';
 const NETWORK = 'decomcri';
 const SUBNET = '10.244.77';
 
-/** The project's busybox OCI tar (as src/sandbox/image.ts builds it), whose default command blocks forever: the sandbox ("pause") image. */
+/** The project's busybox OCI tar (as the sandbox package's image.ts builds it), whose default command blocks forever: the sandbox ("pause") image. */
 function buildImage(work: string): string {
   const sha = (d: Buffer | string) => createHash('sha256').update(d).digest('hex');
   const rootfs = join(work, 'rootfs');

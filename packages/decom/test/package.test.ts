@@ -41,6 +41,7 @@ describe('the published decom', () => {
   it('packs the product only: its build, playbooks and inventories, no module of the sandbox package', () => {
     expect(packed).toContain('dist/cli.js');
     expect(packed).toContain('playbooks/decommission.yaml');
+    expect(packed).toContain('README.md');
     const modules = sandboxModules();
     expect(modules.length).toBeGreaterThan(20); // the check below means something only if the sandbox is built
     expect(packed.filter((p) => modules.some((m) => p === `dist/${m}`))).toEqual([]);

@@ -69,6 +69,13 @@ describe('listAll: every page of a list', () => {
     await expect(listAll(failing, 1)).rejects.toThrow('the second page failed');
   });
 
+  it('a server that gives back a continue token it gave before is an error, not a list read forever', async () => {
+    let asked = 0;
+    const looping = async (): Promise<Page<string>> => ({ items: [`item-${asked++}`], metadata: { _continue: asked === 1 ? 'tok-a' : 'tok-b' } });
+    await expect(listAll(looping, 1)).rejects.toThrow('the API server returned the same continue token twice while listing (after 3 items)');
+    expect(asked).toBe(3);
+  });
+
   it('DECOM_LIST_PAGE_SIZE: a whole number of at least 1; anything else is bad input naming the variable', () => {
     expect(listPageSize({})).toBe(500);
     expect(listPageSize({ DECOM_LIST_PAGE_SIZE: '' })).toBe(500);

@@ -1,5 +1,5 @@
 /**
- * decom's audit image (deploy/Dockerfile: what the CronJob and the DaemonSet run), built
+ * decom's audit image (packages/decom/deploy/Dockerfile: what the CronJob and the DaemonSet run), built
  * from the unchanged Dockerfile as a user builds it, on this Debian 12 machine with no
  * registry and no daemon, and exported as an OCI archive for `ctr -n k8s.io images import`.
  *
@@ -307,7 +307,7 @@ export async function buildAuditImage(opts: { cache: boolean; checkout?: string;
     npmSettings(checkout);
     await buildah(
       ['build', '--network', 'host', '--pull=never', '--layers', '--force-rm', ...RUNC_ROOT, '-v', `${dirs.npm}:/usr/local/etc:ro`, '-f', dockerfile, '-t', tag, checkout],
-      `buildah build ${tag} (deploy/Dockerfile)`,
+      `buildah build ${tag} (packages/decom/deploy/Dockerfile)`,
     );
   } finally {
     rmSync(dirs.npm, { recursive: true, force: true }); // npm's settings live only as long as the build

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Argument, Command, Option } from '@commander-js/extra-typings';
 import { exitOnError } from 'decom/errors';
+import { EXIT } from 'decom/exit-codes';
 import { createRequire } from 'node:module';
 
 // decom's test cluster, as its own command (`decom sandbox …` runs it too). Subcommands
@@ -11,7 +12,7 @@ const program = new Command('decom-sandbox')
   .showHelpAfterError('(run with --help for usage)')
   .exitOverride((err) => {
     // commander's own usage errors (unknown flag, bad choice) are input errors: exit 2
-    process.exit(err.exitCode === 0 ? 0 : 2);
+    process.exit(err.exitCode === 0 ? EXIT.clean : EXIT.input);
   });
 program
   .command('up')
@@ -69,7 +70,7 @@ program
 
 program
   .command('image')
-  .description("build deploy/Dockerfile's image here (its base made from Debian's packages and this machine's Node.js 20: no registry, no daemon) and export it as an OCI archive for `ctr images import`")
+  .description("build decom's audit image (packages/decom/deploy/Dockerfile) here (its base made from Debian's packages and this machine's Node.js 20: no registry, no daemon) and export it as an OCI archive for `ctr images import`")
   .option('--no-cache', 'from nothing: make the base again and rebuild every layer')
   .addOption(new Option('--output <format>', 'output format').choices(['text', 'json'] as const).default('text' as const))
   .action(async (o) => {

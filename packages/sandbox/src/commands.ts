@@ -115,7 +115,7 @@ export async function sshCommand(node: string, command: string[]): Promise<numbe
   return r.status ?? 1;
 }
 
-/** `sandbox image`: deploy/Dockerfile's image built here (no registry, no daemon) and exported as an OCI archive. */
+/** `sandbox image`: decom's audit image (packages/decom/deploy/Dockerfile) built here (no registry, no daemon) and exported as an OCI archive. */
 export async function imageCommand(o: { cache: boolean; output: 'text' | 'json' }): Promise<void> {
   const r = await buildAuditImage({ cache: o.cache, log: (line) => process.stderr.write(`image: ${line}\n`) });
   if (o.output === 'json') {

@@ -4,13 +4,13 @@
 # so every mount, link, rule and process made here or later on the node stays
 # invisible to the host and to the other nodes, and dies with this process.
 #
-# Environment (set by the host side, src/sandbox/node.ts):
+# Environment (set by the host side, node.ts):
 #   NODE_NAME      hostname of the node
 #   NODE_ADDR      address/prefix of its uplink (eth0, a macvlan)
 #   NODE_INIT      systemd | none
 #   NODE_FILES     host folder whose tree is copied over the node's root
 #   NODE_GO        fifo: the host writes one line once eth0 is in our netns
-#   PROJECT_DIR    the checkout (both packages), bound read-only at the same path
+#   CHECKOUT_DIR   the checkout (both packages), bound read-only at the same path
 set -eu
 
 fail() { echo "node-init: $*" >&2; exit 1; }
@@ -84,10 +84,10 @@ chmod 1777 "$R/tmp"
 mkdir -p "$R/run/lock" "$R/run/sshd"
 
 # decom itself (the kubelet stand-in runs from it), read-only at the same path.
-if [ -n "${PROJECT_DIR:-}" ]; then
-  mkdir -p "$R$PROJECT_DIR"
-  mount --bind "$PROJECT_DIR" "$R$PROJECT_DIR"
-  mount -o remount,bind,ro "$R$PROJECT_DIR"
+if [ -n "${CHECKOUT_DIR:-}" ]; then
+  mkdir -p "$R$CHECKOUT_DIR"
+  mount --bind "$CHECKOUT_DIR" "$R$CHECKOUT_DIR"
+  mount -o remount,bind,ro "$R$CHECKOUT_DIR"
 fi
 
 # The sandbox's shared storage, the same dir on every node (an NFS export's stand-in).

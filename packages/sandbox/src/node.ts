@@ -12,7 +12,7 @@ import { run, runOk, type RunResult } from 'decom/run';
  * The checkout: bound read-only into every node, where the kubelet stand-in runs from
  * this package's dist and finds decom through the workspace's node_modules.
  */
-export const PROJECT_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+export const CHECKOUT_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 /** The kubelet stand-in's entry, beside this module. */
 export const KUBELET_JS = join(dirname(fileURLToPath(import.meta.url)), 'kubelet.js');
 const NODE_INIT = join(dirname(fileURLToPath(import.meta.url)), 'node-init.sh');
@@ -240,7 +240,7 @@ export async function startNode(spec: NodeSpec): Promise<NodeHandle & { state: s
         NODE_INIT: spec.init,
         NODE_FILES: spec.dir,
         NODE_GO: fifo,
-        PROJECT_DIR,
+        CHECKOUT_DIR,
         SHARED_DIR: sharedDir,
         SHARED_MOUNT,
       },

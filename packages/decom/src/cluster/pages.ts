@@ -46,10 +46,14 @@ export interface Page<T> {
 export async function listAll<T>(list: (page: PageRequest) => Promise<Page<T>>, pageSize: number = listPageSize()): Promise<T[]> {
   const items: T[] = [];
   let next: string | undefined;
+  const seen = new Set<string>();
   do {
     const r = await list({ limit: pageSize, ...(next ? { _continue: next } : {}) });
-    items.push(...r.items);
+    for (const item of r.items) items.push(item); // not push(...): a page may outgrow the argument limit
     next = r.metadata?._continue || undefined;
+    // A server that hands back a token it gave before would have us read forever.
+    if (next && seen.has(next)) throw new Error(`the API server returned the same continue token twice while listing (after ${items.length} items)`);
+    if (next) seen.add(next);
   } while (next);
   return items;
 }

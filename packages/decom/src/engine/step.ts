@@ -86,7 +86,7 @@ export interface Step {
 export interface ClusterWork {
   /**
    * An interlock, asked before anything changes on any side; `s` is undefined when the host is down (--node-is-down).
-   * Each built-in cluster step's begins with the Node interlock (steps/cluster.ts): the engine asks nothing of the Node itself.
+   * Every built-in cluster step's refusal begins with the Node interlock (steps/cluster.ts): the engine asks nothing of the Node itself.
    */
   refuse?(c: ClusterContext, s: NodeState | undefined): Promise<string | undefined>;
   run(c: ClusterContext, s: NodeState | undefined): Promise<ClusterOutcome>;

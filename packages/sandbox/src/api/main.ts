@@ -1,5 +1,5 @@
 /**
- * The sandbox API's process: `node dist/sandbox/api/main.js DIR` serves the API
+ * The sandbox API's process: `node dist/api/main.js DIR` (in the sandbox package) serves the API
  * described by DIR/api.json until SIGTERM, its objects in DIR/objects.json, and runs
  * the control plane's controllers (behaviour.ts) once a second.
  */

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { KUBELET_JS, PROJECT_DIR, nodeExec } from '../node.js';
+import { KUBELET_JS, nodeExec } from '../node.js';
 import type { SandboxNode, SandboxState } from '../types.js';
 import { needsApi, type ScenarioName } from './catalog.js';
 
@@ -30,7 +30,6 @@ export async function runNodeScript(
       ROLES: node.roles.join(','),
       INIT: node.init,
       REAL_ETCD: state.etcd && node.roles.includes('etcd') ? '1' : '0',
-      PROJECT_DIR,
       KUBELET_JS,
       ...extraEnv,
     },

@@ -7,7 +7,7 @@
 # (Calico's and Cilium's traces, CSI and projected volumes, kube-proxy's rules) is
 # planted by hand, as those components leave it (README: Fidelity).
 #
-# Environment: NODE_NAME NODE_ADDR NODE_INDEX ROLES INIT REAL_ETCD PROJECT_DIR KUBELET_JS
+# Environment: NODE_NAME NODE_ADDR NODE_INDEX ROLES INIT REAL_ETCD KUBELET_JS
 # stdin: the busybox image tar (docker-archive + OCI layout)
 set -eu
 
