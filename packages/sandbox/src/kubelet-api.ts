@@ -357,7 +357,8 @@ export function joinCluster(m: Member): void {
    * The pod's status from the runtime, as the kubelet's status manager computes it
    * (getPhase): each container's state, restart count and exit code; Succeeded or
    * Failed once every container has ended for good under its restartPolicy. A pod that
-   * ended has its sandbox stopped and its volumes unmounted, as the kubelet does.
+   * ended has its sandbox stopped before that status is posted, then its volumes
+   * unmounted, as the kubelet does.
    */
   async function syncStatus(pod: Any, newest?: PodSandbox): Promise<void> {
     const rt = await getRuntime();
@@ -383,12 +384,17 @@ export function joinCluster(m: Member): void {
     if (containers.length && ended.length === containers.length && (policy === 'Never' || (policy === 'OnFailure' && !failed.length))) phase = failed.length ? 'Failed' : 'Succeeded';
     else if (containers.some((c) => c.state.running || c.state.terminated)) phase = 'Running';
     const ip = pod.spec.hostNetwork ? addr : sandbox ? (await rt.cri.podSandboxStatus(sandbox.id)).status.network?.ip || undefined : undefined;
+    const terminalPhase = phase === 'Succeeded' || phase === 'Failed';
+    // As the kubelet: a pod is reported terminal only once its sandbox is stopped (what
+    // the kubelet owns, the pod's network among it, is released first), so a Job seen
+    // complete leaves no network behind for an audit to find; volumes come after.
+    const stopping = terminalPhase && sandbox?.state === 'SANDBOX_READY';
+    if (stopping) await rt.cri.stopPodSandbox(sandbox.id);
     await postStatus(pod, { phase, containers, ...(ip ? { podIP: ip } : {}), ...(sandbox ? { startTime: nanos(sandbox.createdAt) } : {}) });
-    if (phase === 'Succeeded' || phase === 'Failed') terminal.add(uid);
-    if ((phase === 'Succeeded' || phase === 'Failed') && sandbox?.state === 'SANDBOX_READY') {
-      await rt.cri.stopPodSandbox(sandbox.id);
+    if (terminalPhase) terminal.add(uid);
+    if (stopping) {
       await rt.releaseVolumes(uid);
-      log(`pod ${podKey(pod)} ${phase.toLowerCase()}: its sandbox stopped`);
+      log(`pod ${podKey(pod)} ${phase.toLowerCase()}: its sandbox stopped, then its status posted`);
     }
   }
 
