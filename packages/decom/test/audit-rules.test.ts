@@ -96,13 +96,32 @@ describe('node traces against the pods the API knows', () => {
     expect(kinds(nodeFindings(s, knownPods([])).findings)).toEqual(['orphan-netns cni-b', 'orphan-veth veth2']);
   });
 
-  it('a lease of a running sandbox is the pod\'s; of a stopped or unknown one it is orphaned', () => {
+  const kubelet = new Map([[900, { pid: 900, ppid: 1, name: 'kubelet', args: '/usr/local/bin/kubelet', start: 1 }]]);
+
+  it("a lease of a running sandbox is its pod's; of a stopped one too while a kubelet runs (the sandbox's teardown releases it), not with none; of an unknown one it is orphaned", () => {
     const s = state({
       containers: [running('live', UID, 'sandbox', 10), { ...running('stopped', HASH, 'sandbox', 11), state: 'exited' }],
       pods: { ...emptyState().pods, leases: ['live', 'stopped', 'gone'].map((id, i) => ({ file: `/var/lib/cni/networks/cbr0/10.0.0.${i}`, network: 'cbr0', ip: `10.0.0.${i}`, sandbox: id })) },
     });
-    const f = nodeFindings(s, knownPods([pod(UID), pod(HASH)])).findings.filter((x) => x.kind === 'orphan-ipam-lease');
-    expect(f.map((x) => x.detail)).toEqual(['cbr0 lease of 10.0.0.1 names sandbox stopped, which is not running', 'cbr0 lease of 10.0.0.2 names sandbox gone, which does not exist']);
+    const leases = (st: NodeState) => nodeFindings(st, knownPods([pod(UID), pod(HASH)])).findings.filter((x) => x.kind === 'orphan-ipam-lease').map((x) => x.detail);
+    expect(leases({ ...s, processes: kubelet })).toEqual(['cbr0 lease of 10.0.0.2 names sandbox gone, which does not exist']);
+    expect(leases(s)).toEqual(['cbr0 lease of 10.0.0.1 names sandbox stopped, which is stopped, with no kubelet to tear it down', 'cbr0 lease of 10.0.0.2 names sandbox gone, which does not exist']);
+  });
+
+  it('a pod network mid-teardown is not an orphan while a kubelet runs: the empty netns a stopped sandbox still names, and its veth, are its teardown\'s', () => {
+    const tearing = { ...running('stopped', UID, 'sandbox', 11), state: 'exited', pid: undefined, netns: 'cni-a' };
+    const s = state({
+      processes: kubelet,
+      containers: [tearing],
+      netns: ['cni-a', 'cni-b'],
+      links: [{ name: 'veth1', master: 'cni0', peerNetns: 'cni-a' }, { name: 'veth2', master: 'cni0', peerNetns: 'cni-b' }],
+      pods: { ...emptyState().pods, netnsInodes: new Map([['cni-a', '1'], ['cni-b', '2']]), procNetns: new Map([[1, '9']]) },
+    });
+    expect(kinds(nodeFindings(s, knownPods([pod(UID)])).findings)).toEqual(['orphan-netns cni-b', 'orphan-veth veth2']);
+    const all = ['orphan-netns cni-a', 'orphan-netns cni-b', 'orphan-veth veth1', 'orphan-veth veth2'];
+    // Once the runtime has removed the sandbox, or with no kubelet to finish its teardown, what is left is orphaned.
+    expect(kinds(nodeFindings({ ...s, containers: [] }, knownPods([pod(UID)])).findings)).toEqual(all);
+    expect(kinds(nodeFindings({ ...s, processes: new Map() }, knownPods([pod(UID)])).findings)).toEqual(all);
   });
 });
 

@@ -12,7 +12,7 @@ import { quorumVerdict } from '../src/cluster/etcd.js';
 import { cannotTake, homeless, removeNode } from '../src/cluster/node.js';
 import type { ClusterContext } from '../src/cluster/context.js';
 import type { EtcdView } from '../src/probes/state.js';
-import { KUBECONFIG, kubectl, ok, requireKubectl, sleep, workloadsOn } from './helpers/kubectl.js';
+import { KUBECONFIG, KUBECTL, kubectl, ok, requireKubectl, sleep, workloadsOn } from './helpers/kubectl.js';
 
 // `decom run INVENTORY NODE`: the whole decommission on sandbox clusters (systemd
 // nodes, the sandbox API, real etcd). What is asserted is what kubectl, etcdctl and
@@ -203,7 +203,7 @@ describe('decommission on the cluster scenario (3 nodes, etcd on node1)', () => 
     // When the VolumeAttachment is gone (the sandbox's CSI driver takes 3 s to detach), as a watch sees it.
     // Stamped by the shell as each line arrives: the test's own event loop blocks on its synchronous kubectl calls.
     let seen = '';
-    const watch = spawn('sh', ['-c', `kubectl get volumeattachments --watch-only --output-watch-events -o 'jsonpath={.type} {.object.spec.nodeName}{"\\n"}' | while read -r l; do echo "$(date +%s%3N) $l"; done`], { env: { ...process.env, KUBECONFIG }, detached: true });
+    const watch = spawn('sh', ['-c', `'${KUBECTL}' get volumeattachments --watch-only --output-watch-events -o 'jsonpath={.type} {.object.spec.nodeName}{"\\n"}' | while read -r l; do echo "$(date +%s%3N) $l"; done`], { env: { ...process.env, KUBECONFIG }, detached: true });
     watch.stdout.on('data', (b: Buffer) => (seen += String(b)));
     const run = startRun([INVENTORY, 'node3', '--yes', '--drain-timeout', '120s', '--output', 'json', '--state-dir', state]);
     await until(() => ok('get', 'node', 'node3', '-o', 'jsonpath={.spec.unschedulable}') === 'true', 30_000, 'the run to cordon node3');

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { down, STATE_DIR, up } from './helpers/sandbox.js';
 import { INVENTORY, reportOf, runJson, startRun, until } from './helpers/run.js';
-import { KUBECONFIG, kubectl, ok, requireKubectl, sleep } from './helpers/kubectl.js';
+import { KUBECONFIG, KUBECTL, kubectl, ok, requireKubectl, sleep } from './helpers/kubectl.js';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { drainNode, planDrain, preflight, selects, type Kube } from '../src/cluster/drain.js';
 import type { V1Pod } from '@kubernetes/client-node';
@@ -362,7 +362,7 @@ spec:
     for (let i = 0; i < 50 && ok('get', 'namespace', 'held2', '-o', 'jsonpath={.status.phase}') !== 'Terminating'; i++) sleep(0.2);
     expect(ok('get', 'pods', '-n', 'held2', '-o', 'jsonpath={.items[*].metadata.deletionTimestamp}')).toBe('');
     let theirs = '';
-    const kubectlDrain = spawn('kubectl', ['drain', 'node2', '--ignore-daemonsets', '--pod-selector', 'app=held', '--timeout=90s'], { env: { ...process.env, KUBECONFIG } });
+    const kubectlDrain = spawn(KUBECTL, ['drain', 'node2', '--ignore-daemonsets', '--pod-selector', 'app=held', '--timeout=90s'], { env: { ...process.env, KUBECONFIG } });
     kubectlDrain.stdout.on('data', (b: Buffer) => (theirs += b));
     kubectlDrain.stderr.on('data', (b: Buffer) => (theirs += b));
     const kubectlDone = new Promise<number>((resolve) => kubectlDrain.on('close', (code) => resolve(code ?? -1)));

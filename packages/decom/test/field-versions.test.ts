@@ -1,8 +1,10 @@
 /**
  * What the field runs, on a systemd sandbox of real components (force-deleted-pods: a
- * runtime that lost its state beside a live pod, on each of two nodes):
- * - the fixtures of the versions the sandbox runs (containerd 1.6.20, plugins 1.1.1)
- *   are what its components write, so the version matrix cannot drift from them;
+ * runtime that lost its state beside a live pod, on each of three nodes; node1 and
+ * node2 on containerd 2, node3 on Debian 12's 1.6):
+ * - the fixtures of the versions the sandbox runs (containerd 2.x and 1.6.20, CNI
+ *   plugins 1.9 and 1.1.1) are what its components write, so the version matrix
+ *   cannot drift from them;
  * - unknown is never orphan: with containerd stopped under running pods, and with a
  *   live pod's bundles written as containerd 1.4 to 1.6.10 write them, the audit calls
  *   nothing of the live pod an orphan and `--fix` of every kind leaves it as it was,
@@ -45,30 +47,85 @@ find /sys/fs/cgroup/pids/kubepods.slice -type d -name "*pod$(echo $u | tr - _)*"
 const uidOf = (live: string) => /^uid (\S+)$/m.exec(live)?.[1] as string;
 
 describe('field versions, on a systemd sandbox of real components', () => {
-  beforeAll(() => up(['--nodes', '2', '--scenario', 'force-deleted-pods']));
+  beforeAll(() => up(['--nodes', '3', '--scenario', 'force-deleted-pods', '--containerd', '2,2,1.6']));
   afterAll(() => down());
 
-  it("the 1.6.20 and plugins-1.1.1 fixtures are what the sandbox's containerd and host-local write", () => {
-    const keys = (text: string) => [...new Set([...text.matchAll(/"(io\.kubernetes\.cri\.[a-z-]+)"/g)].map((m) => m[1] as string))].sort();
-    const fixture = (f: string) => readFileSync(join(V, 'containerd', '1.6.11+', f), 'utf8');
-    // The sandbox-cpu and -memory annotations come only with the resources a real kubelet sends (fixtures README).
-    const sized = /sandbox-(cpu|memory)/;
-    const real = ssh('node1', `for d in ${TASKS}/*/; do printf '%s\\n' "$(cat "$d/config.json")"; done`);
-    const [sandbox, container] = ['sandbox', 'container'].map((t) => lines(real).find((l) => l.includes(`"io.kubernetes.cri.container-type":"${t}"`)) as string);
-    expect(keys(sandbox!)).toEqual(keys(fixture('sandbox-config.json')).filter((k) => !sized.test(k)));
-    expect(keys(container!)).toEqual(keys(fixture('container-config.json')));
-    // The systemd driver's cgroupsPath, as the fixture writes it.
-    const shape = (cfg: string) => /"cgroupsPath":"([^"]*)"/.exec(cfg)?.[1]?.replace(/[0-9a-f]{64}/g, 'ID').replace(/pod[0-9a-f_]{36}/, 'podUID').replace(/-(besteffort|burstable)-/, '-QOS-');
-    expect(shape(sandbox!)).toBe(shape(fixture('sandbox-config.systemd.json')));
-    // `ctr containers info` names the pod with the same keys.
-    const id = /"io\.kubernetes\.cri\.sandbox-id":"([0-9a-f]{64})"/.exec(sandbox!)![1] as string;
-    const infoKeys = (text: string) => [...new Set([...text.matchAll(new RegExp(CRI_IDENTITY, 'g'))].map((m) => m[1] as string))].sort();
-    expect(infoKeys(ssh('node1', `ctr -n k8s.io containers info ${id}`))).toEqual(infoKeys(fixture('ctr-info-sandbox.json')));
+  const keys = (text: string) => [...new Set([...text.matchAll(/"(io\.kubernetes\.cri\.[a-z.-]+)"/g)].map((m) => m[1] as string))].sort();
+  // The sandbox-cpu and -memory annotations come only with the resources a real kubelet sends (fixtures README).
+  const sized = /sandbox-(cpu|memory)/;
+  /** The live pod's sandbox and container bundles (config.json, one line each) on a node. */
+  const bundles = (node: string) => {
+    const real = ssh(node, `for d in ${TASKS}/*/; do printf '%s\\n' "$(cat "$d/config.json")"; done`);
+    return ['sandbox', 'container'].map((t) => lines(real).find((l) => l.includes(`"io.kubernetes.cri.container-type":"${t}"`)) as string);
+  };
+  const cgroupShape = (cfg: string) => /"cgroupsPath":"([^"]*)"/.exec(cfg)?.[1]?.replace(/[0-9a-f]{64}/g, 'ID').replace(/pod[0-9a-f_]{36}/, 'podUID').replace(/-(besteffort|burstable)-/, '-QOS-');
+  const infoKeys = (text: string) => [...new Set([...text.matchAll(new RegExp(CRI_IDENTITY, 'g'))].map((m) => m[1] as string))].sort();
+  const hostLocalLease = (node: string, id: string) => {
     // host-local 0.8+: "ID\r\nIFNAME", no newline at the end.
-    const lease = ssh('node1', `f=$(grep -l -r ${id} /var/lib/cni/networks/cbr0); od -An -c "$f" | tr -s ' \\n' ' '`);
-    const fixtureLease = readFileSync(join(V, 'host-local', '0.8+', '10.244.1.7'), 'utf8');
-    expect(lease.replace(id!.split('').join(' '), 'ID').trim()).toBe('ID \\r \\n e t h 0');
-    expect(fixtureLease).toMatch(/^[0-9a-f]{64}\r\neth0$/);
+    const lease = ssh(node, `f=$(grep -l -r ${id} /var/lib/cni/networks/cbr0); od -An -c "$f" | tr -s ' \\n' ' '`);
+    expect(lease.replace(id.split('').join(' '), 'ID').trim()).toBe('ID \\r \\n e t h 0');
+    expect(readFileSync(join(V, 'host-local', '0.8+', '10.244.1.7'), 'utf8')).toMatch(/^[0-9a-f]{64}\r\neth0$/);
+  };
+  /**
+   * A version's fixtures and the live pod's bundles on a node running it, whose CRI
+   * annotations must be the fixtures', by name: what every version's check starts with.
+   */
+  const annotatedBundles = (node: string, version: string) => {
+    const fixture = (f: string) => readFileSync(join(V, 'containerd', version, f), 'utf8');
+    console.log(`${node}: ${ssh(node, 'containerd --version').trim()}`);
+    const [sandbox, container] = bundles(node) as [string, string];
+    expect(keys(sandbox)).toEqual(keys(fixture('sandbox-config.json')).filter((k) => !sized.test(k)));
+    expect(keys(container)).toEqual(keys(fixture('container-config.json')));
+    return { fixture, sandbox, container };
+  };
+  /** The keys of `real` that the fixture also has, in the order `real` has them: the fixture leaves fields out, never reorders. */
+  const orderOf = (real: Record<string, unknown>, fixture: Record<string, unknown>) => Object.keys(real).filter((k) => k in fixture);
+
+  it("the 2.x fixtures are what the sandbox's containerd 2 writes: bundles, annotations, `ctr containers info`, ctr's flags before arguments", () => {
+    const { fixture, sandbox, container } = annotatedBundles('node1', '2.0');
+    // The bundle: one compact line, fields in the runtime-spec's order, the namespaces as the fixture has them.
+    for (const [real, f] of [[sandbox, 'sandbox-config.systemd.json'], [container, 'container-config.systemd.json']] as const) {
+      const r = JSON.parse(real) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+      const x = JSON.parse(fixture(f)) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+      expect(real, f).toBe(JSON.stringify(r));
+      expect(orderOf(r, x), f).toEqual(Object.keys(x));
+      expect(orderOf(r.linux, x.linux), f).toEqual(Object.keys(x.linux));
+      // 2.0 vendors runtime-spec 1.2.0, 2.1 writes 1.2.1 (fixtures README): the same spec family.
+      expect(r.ociVersion, f).toMatch(/^1\.2\.\d+$/);
+      const ns = (n: { type: string; path?: string }[]) => n.map((e) => `${e.type}${e.path ? ` ${e.path.replace(/cni-[0-9a-f-]{36}$/, 'cni-UUID').replace(/\/proc\/\d+\//, '/proc/PID/')}` : ''}`);
+      expect(ns(r.linux.namespaces), f).toEqual(ns(x.linux.namespaces));
+      expect(cgroupShape(real), f).toBe(cgroupShape(fixture(f)));
+    }
+    // `ctr containers info`: 4-space JSON, the fields in the fixture's order, SandboxID as the fixture has it.
+    const sandboxId = /"io\.kubernetes\.cri\.sandbox-id":"([0-9a-f]{64})"/.exec(sandbox)![1] as string;
+    const containerId = /"cgroupsPath":"[^"]*:cri-containerd:([0-9a-f]{64})"/.exec(container)![1] as string;
+    for (const [id, f] of [[sandboxId, 'ctr-info-sandbox.json'], [containerId, 'ctr-info-container.json']] as const) {
+      const text = ssh('node1', `ctr -n k8s.io containers info ${id}`);
+      const r = JSON.parse(text) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+      const x = JSON.parse(fixture(f)) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+      expect(text, f).toMatch(/^\{\n {4}"ID": "[0-9a-f]{64}",\n {4}"Labels": \{\n {8}"/);
+      expect(Object.keys(r), f).toEqual(Object.keys(x));
+      expect(Object.keys(r.Extensions), f).toEqual(Object.keys(x.Extensions));
+      expect(r.Extensions[Object.keys(x.Extensions)[0] as string].type_url, f).toBe(x.Extensions[Object.keys(x.Extensions)[0] as string].type_url);
+      expect(r.Runtime.Name, f).toBe(x.Runtime.Name);
+      expect(r.Runtime.Options?.type_url, f).toBe(x.Runtime.Options.type_url);
+      expect(r.SandboxID, f).toBe(x.SandboxID === '' ? '' : sandboxId);
+      expect(infoKeys(text), f).toEqual(infoKeys(fixture(f)));
+    }
+    // 2.x's ctr takes its flags before its arguments: after one, a flag is an argument (here, a filter ctr refuses).
+    expect(lines(ssh('node1', `ctr -n k8s.io containers ls -q 'id==${sandboxId}'`))).toEqual([sandboxId]);
+    expect(ssh('node1', `ctr -n k8s.io containers ls 'id==${sandboxId}' -q 2>&1 >/dev/null; echo "exit $?"`)).not.toMatch(/exit 0\n$/);
+    hostLocalLease('node1', sandboxId);
+  });
+
+  it("the 1.6.11+ fixtures are what the sandbox's Debian 12 containerd 1.6.20 writes, with its CNI plugins 1.1.1", () => {
+    const { fixture, sandbox } = annotatedBundles('node3', '1.6.11+');
+    // The systemd driver's cgroupsPath, as the fixture writes it.
+    expect(cgroupShape(sandbox)).toBe(cgroupShape(fixture('sandbox-config.systemd.json')));
+    // `ctr containers info` names the pod with the same keys.
+    const id = /"io\.kubernetes\.cri\.sandbox-id":"([0-9a-f]{64})"/.exec(sandbox)![1] as string;
+    expect(infoKeys(ssh('node3', `ctr -n k8s.io containers info ${id}`))).toEqual(infoKeys(fixture('ctr-info-sandbox.json')));
+    hostLocalLease('node3', id);
   });
 
   it('containerd stopped under running pods: nothing of the live pod is an orphan, its traces are unverified and named why; --fix of every kind leaves it as it was', () => {

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { emptyState, type NodeState } from '../src/probes/index.js';
-import { bundleNetns, mergeCniNat, parseCrictl, parseIptablesSave } from '../src/probes/parse.js';
+import { mergeCniNat, sandboxNetns, parseCrictl, parseIptablesSave } from '../src/probes/parse.js';
 import { stopSandboxes } from '../src/engine/model.js';
 import { STEPS } from '../src/steps/index.js';
 import type { StepContext } from '../src/engine/step.js';
@@ -87,9 +87,18 @@ describe("what a sandbox's CNI DEL removes", () => {
 
   it('reads the netns of each task bundle', () => {
     const b = '/run/containerd/io.containerd.runtime.v2.task/k8s.io';
-    expect(bundleNetns(`${b}/${web}/config.json:"type":"network","path":"/var/run/netns/cni-d091425f-bc84-b970-f87e-27dad0ec7c4f"\n${b}/${coredns}/config.json:"io.kubernetes.cri.container-type":"sandbox"`)).toEqual(
+    expect(sandboxNetns(`${b}/${web}/config.json:"type":"network","path":"/var/run/netns/cni-d091425f-bc84-b970-f87e-27dad0ec7c4f"\n${b}/${coredns}/config.json:"io.kubernetes.cri.container-type":"sandbox"`)).toEqual(
       new Map([[web, 'cni-d091425f-bc84-b970-f87e-27dad0ec7c4f']]),
     );
+  });
+
+  it("reads a stopped sandbox's netns from its containerd record (`ctr containers info`, as the probe's grep -o prints it), not a container's /proc path", () => {
+    const info = `@${coredns}
+"io.kubernetes.cri.container-type": "sandbox"
+"path": "/var/run/netns/cni-4b8e2f1a-6c3d-9e7f-0a1b-2c3d4e5f6a7b"
+@${web}
+"io.kubernetes.cri.container-type": "container"`;
+    expect(sandboxNetns('', info)).toEqual(new Map([[coredns, 'cni-4b8e2f1a-6c3d-9e7f-0a1b-2c3d4e5f6a7b']]));
   });
 
   it('--check predicts it: per-pod chains and the rules naming the sandbox go, portmap\'s shared chains, netns and veths of other pods stay', () => {

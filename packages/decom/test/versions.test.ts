@@ -12,8 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { emptyState, type NodeState } from '../src/probes/index.js';
-import { CRI_IDENTITY, IPAM_LEASES_PROBE, K8S_BUNDLES, probeScript } from '../src/probes/script.js';
-import { kubeCgroupLevel, parseCrictl, parseCrictlEndpoint, parseCtr, parseLeases, podUidOfProcessCgroup, splitSections } from '../src/probes/parse.js';
+import { CRI_IDENTITY, IPAM_LEASES_PROBE, K8S_BUNDLES, SPEC_NETNS, probeScript } from '../src/probes/script.js';
+import { kubeCgroupLevel, parseCrictl, parseCrictlEndpoint, parseCtr, parseLeases, podUidOfProcessCgroup, sandboxNetns, splitSections } from '../src/probes/parse.js';
 import { stateFromSections } from '../src/probes/index.js';
 import { knownPods, nodeFindings } from '../src/rules/audit.js';
 import { STEPS } from '../src/steps/index.js';
@@ -86,6 +86,30 @@ describe.each(CONTAINERD)('containerd %s', (version) => {
     expect(cs).toEqual([
       { id: SANDBOX, runtime: 'containerd', kind: 'sandbox', pod: POD, podUid: UID, state: 'no task' },
       { id: CONTAINER, runtime: 'containerd', kind: 'container', pod: POD, podUid: UID, name: 'coredns', sandboxId: SANDBOX, state: 'no task' },
+    ]);
+  });
+
+  it('a sandbox mid-teardown (stopped, no task, its netns empty): its containerd record names its netns, so while a kubelet runs its network is no orphan; with none it is', () => {
+    // What the probe's ctr-info loop prints of it (crictl or not): the pod's names and the spec's netns path.
+    const matches = execFileSync('grep', ['-o', '-E', `${CRI_IDENTITY}|${SPEC_NETNS}`, join(V, 'containerd', version, 'ctr-info-sandbox.json')], { encoding: 'utf8' });
+    const netns = sandboxNetns('', `@${SANDBOX}\n${matches}`).get(SANDBOX);
+    expect(netns).toBe('cni-4b8e2f1a-6c3d-9e7f-0a1b-2c3d4e5f6a7b');
+    const lease = { file: '/var/lib/cni/networks/cbr0/10.244.1.7', network: 'cbr0', ip: '10.244.1.7', sandbox: SANDBOX };
+    const tearingDown = (kubelet: boolean): NodeState => ({
+      ...emptyState(),
+      processes: new Map(kubelet ? [[900, { pid: 900, ppid: 1, name: 'kubelet', args: '/usr/local/bin/kubelet', start: 1 }]] : []),
+      containers: [{ id: SANDBOX, runtime: 'containerd', kind: 'sandbox', pod: POD, podUid: UID, state: 'SANDBOX_NOTREADY', netns }],
+      runtimes: [{ name: 'containerd', running: true, answered: true }],
+      netns: [netns as string],
+      links: [{ name: 'veth4b8e2f1a', master: 'cni0', peerNetns: netns as string }],
+      pods: { ...emptyState().pods, netnsInodes: new Map([[netns as string, '4026532999']]), leases: [lease] },
+    });
+    const known = knownPods([{ metadata: { uid: UID, name: 'coredns-6d4b75cb6d-x2x7q', namespace: 'kube-system' } }]);
+    expect(nodeFindings(tearingDown(true), known).findings).toEqual([]);
+    expect(nodeFindings(tearingDown(false), known).findings.map((x) => `${x.kind} ${x.subject}`).sort()).toEqual([
+      `orphan-ipam-lease ${lease.file}`,
+      `orphan-netns ${netns}`,
+      'orphan-veth veth4b8e2f1a',
     ]);
   });
 

@@ -19,7 +19,12 @@ program
   .description('boot sandbox nodes (systemd, sshd, containerd, a kubelet stand-in) and plant a scenario')
   .option('--nodes <n>', 'how many nodes', '3')
   .option('--control-planes <k>', 'how many of them are control plane + etcd (the first K)', '1')
-  .addOption(new Option('--init <init>', "the nodes' PID 1").choices(['systemd', 'none'] as const).default('systemd' as const))
+  .option('--init <init[,init…]>', "the nodes' PID 1: systemd or none; several, comma-separated: one per node, in turn", 'systemd')
+  .option(
+    '--containerd <version[,version…]>',
+    "the nodes' containerd: 2 (Debian testing's), 1.7 (trixie's) or 1.6 (Debian 12's, this host's); several, comma-separated: one per node, in turn. docker-runtime nodes keep 1.6, the one Docker runs with",
+    '2',
+  )
   .option('--scenario <name[,name…]>', 'residue to plant on every node; several, comma-separated: one per node, in turn (see `decom sandbox scenarios`)')
   .option('--etcd', 'run a real etcd cluster (Debian etcd-server) on the etcd nodes', false)
   .option(
@@ -66,6 +71,16 @@ program
   .action(async () => {
     const { scenariosCommand } = await import('./commands.js');
     scenariosCommand();
+  });
+
+program
+  .command('versions')
+  .description("the container runtimes, CNI plugins and kubectl the nodes and tests can use: this host's and what scripts/setup fetched into the runtime cache, with their exact versions")
+  .addOption(new Option('--output <format>', 'output format').choices(['text', 'json'] as const).default('text' as const))
+  .option('--which <program>', 'print only the path of a fetched program (kubectl), for scripts')
+  .action(async (o) => {
+    const { versionsCommand } = await import('./commands.js');
+    versionsCommand(o);
   });
 
 program

@@ -7,11 +7,13 @@ import { wholeNumber } from 'decom/flags';
 import { requireRoot } from './prereq.js';
 import { apiRunning, kubeconfigFile, startApi, stopApi } from './api/control.js';
 import { buildAuditImage } from './audit-image.js';
+import { RUNTIME_CACHE, RUNTIME_FAMILIES, cachedKubectl, readManifest, resolveRuntime } from './runtimes.js';
 
 export async function upCommand(o: {
   nodes: string;
   controlPlanes: string;
-  init: 'systemd' | 'none';
+  init: string;
+  containerd: string;
   scenario?: string;
   etcd: boolean;
   services: string;
@@ -22,6 +24,7 @@ export async function upCommand(o: {
     nodes: wholeNumber('--nodes', o.nodes),
     controlPlanes: wholeNumber('--control-planes', o.controlPlanes),
     init: o.init,
+    containerd: o.containerd,
     scenario: o.scenario ?? null,
     etcd: o.etcd,
     services: wholeNumber('--services', o.services),
@@ -37,7 +40,7 @@ export async function upCommand(o: {
   process.stdout.write(
     [
       `sandbox up: ${state.nodes.length} node(s) in ${secs} s${state.scenario ? `, scenario ${state.scenario}` : ''}${state.etcd ? ', etcd' : ''}${state.services ? `, ${state.services} Services` : ''}`,
-      ...state.nodes.map((n) => `  ${n.name.padEnd(8)} ${n.addr.padEnd(14)} ${n.roles.join(',').padEnd(20)} ${n.bootState}`),
+      ...state.nodes.map((n) => `  ${n.name.padEnd(8)} ${n.addr.padEnd(14)} ${n.roles.join(',').padEnd(20)} ${n.init.padEnd(8)} containerd ${n.runtime.containerd.padEnd(22)} ${n.bootState}`),
       `inventory:   ${f.inventory}`,
       `ssh key:     ${f.key}`,
       `known_hosts: ${f.knownHosts}`,
@@ -68,7 +71,7 @@ export async function statusCommand(output: 'text' | 'json'): Promise<void> {
   process.stdout.write(
     [
       `sandbox in ${s.dir}: ${s.nodes.length} node(s)${s.state.scenario ? `, scenario ${s.state.scenario}` : ''}${s.state.etcd ? ', etcd' : ''}${s.state.services ? `, ${s.state.services} Services` : ''}`,
-      ...s.nodes.map((n) => `  ${n.name.padEnd(8)} ${n.addr.padEnd(14)} ${n.roles.join(',').padEnd(20)} ${n.init.padEnd(8)} ${n.state}`),
+      ...s.nodes.map((n) => `  ${n.name.padEnd(8)} ${n.addr.padEnd(14)} ${n.roles.join(',').padEnd(20)} ${n.init.padEnd(8)} containerd ${(n.runtime?.containerd ?? 'unknown').padEnd(22)} ${n.state}`),
       ...(api ? [`  api      ${api.running ? 'running' : 'stopped'}, kubeconfig ${api.kubeconfig}`] : []),
       '',
     ].join('\n'),
@@ -128,6 +131,40 @@ export async function imageCommand(o: { cache: boolean; output: 'text' | 'json' 
       `image ${r.ref} built in ${r.seconds.toFixed(1)} s${o.cache ? '' : ' (no cache)'}; base ${r.base}`,
       `archive:  ${r.archive}  (${mb(r.bytes)}; ${mb(r.imageBytes)} unpacked)`,
       `load it:  ctr -n k8s.io images import ${r.archive}   (containerd names it ${r.ref})`,
+      '',
+    ].join('\n'),
+  );
+}
+
+/** `sandbox versions`: what each --containerd gives a node, and the tests' kubectl. */
+export function versionsCommand(o: { output: 'text' | 'json'; which?: string }): void {
+  if (o.which !== undefined) {
+    if (o.which !== 'kubectl') throw inputError(`--which: only kubectl is fetched as a program of its own, got "${o.which}"`);
+    const bin = cachedKubectl();
+    if (!bin) throw inputError(`kubectl is not in the runtime cache ${RUNTIME_CACHE}: run packages/sandbox/scripts/fetch-runtimes.sh (./scripts/setup runs it)`);
+    process.stdout.write(`${bin}\n`);
+    return;
+  }
+  const m = readManifest();
+  const runtimes = RUNTIME_FAMILIES.map((family) => {
+    try {
+      const { binds: _, ...r } = resolveRuntime(family);
+      return r;
+    } catch (e) {
+      return { family, missing: (e as Error).message };
+    }
+  });
+  const kubectl = m?.components.kubectl;
+  if (o.output === 'json') {
+    process.stdout.write(`${JSON.stringify({ cache: RUNTIME_CACHE, fetchedAt: m?.fetchedAt ?? null, runtimes, kubectl: kubectl ?? null, skipped: m?.skipped ?? [] }, null, 2)}\n`);
+    return;
+  }
+  process.stdout.write(
+    [
+      `runtime cache ${RUNTIME_CACHE}${m ? ` (fetched ${m.fetchedAt})` : ' (empty: run ./scripts/setup)'}`,
+      ...runtimes.map((r) => ('missing' in r ? `  --containerd ${r.family.padEnd(4)} not available: ${r.missing}` : `  --containerd ${r.family.padEnd(4)} containerd ${r.containerd} (${r.source}), CNI plugins ${r.cni}`)),
+      `  kubectl            ${kubectl ? `${kubectl.version} (Debian ${kubectl.suite})` : 'not fetched'}`,
+      ...(m?.skipped ?? []).map((s) => `  skipped: ${s.package} ${s.version} (Debian ${s.suite}) cannot run here: ${s.why}`),
       '',
     ].join('\n'),
   );

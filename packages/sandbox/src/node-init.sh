@@ -11,6 +11,8 @@
 #   NODE_FILES     host folder whose tree is copied over the node's root
 #   NODE_GO        fifo: the host writes one line once eth0 is in our netns
 #   CHECKOUT_DIR   the checkout (both packages), bound read-only at the same path
+#   NODE_BINDS     lines "HOST_PATH|NODE_PATH": the node's container runtime when it is
+#                  not the host's (runtimes.ts), bound read-only over the host's files
 set -eu
 
 fail() { echo "node-init: $*" >&2; exit 1; }
@@ -89,6 +91,21 @@ if [ -n "${CHECKOUT_DIR:-}" ]; then
   mount --bind "$CHECKOUT_DIR" "$R$CHECKOUT_DIR"
   mount -o remount,bind,ro "$R$CHECKOUT_DIR"
 fi
+
+# The node's own containerd version (and CNI plugins): over the host's, for this node only.
+while IFS='|' read -r src dst; do
+  [ -n "$src" ] || continue
+  [ -e "$src" ] || fail "runtime file $src is missing (run scripts/setup again)"
+  # A program the host's package lacks: its mount point made on the node's own overlay.
+  if [ ! -e "$R$dst" ]; then
+    mkdir -p "$(dirname "$R$dst")"
+    if [ -d "$src" ]; then mkdir "$R$dst"; else : > "$R$dst"; fi
+  fi
+  mount --bind "$src" "$R$dst" || fail "could not bind the node's runtime file $src over $dst"
+  mount -o remount,bind,ro "$R$dst"
+done <<EOF
+${NODE_BINDS:-}
+EOF
 
 # The sandbox's shared storage, the same dir on every node (an NFS export's stand-in).
 if [ -n "${SHARED_DIR:-}" ]; then

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { BRIDGE, CGROUP, CGROUP_ROOT, PREFIX_LEN, SHARED_MOUNT, files } from './layout.js';
 import { PAUSE_IMAGE } from './image.js';
 import { run, runOk, type RunResult } from 'decom/run';
+import type { NodeRuntime } from './runtimes.js';
 
 /**
  * The checkout: bound read-only into every node, where the kubelet stand-in runs from
@@ -27,6 +28,8 @@ export interface NodeSpec {
   /** Every node's name and address, for /etc/hosts. */
   peers: { name: string; addr: string }[];
   authorizedKey: string;
+  /** The containerd (and CNI plugins) this node runs. */
+  runtime: NodeRuntime;
 }
 
 /** A running node: PID 1 of its namespaces as the host sees it, and that process's start time. */
@@ -110,39 +113,7 @@ function writeRootfs(spec: NodeSpec, hostKey: string): void {
       '',
     ].join('\n'),
   );
-  // containerd with its CRI plugin as a kubeadm or kubespray node configures it, plus
-  // what a node of this sandbox needs (DESIGN §5):
-  // - sandbox_image: the locally built pause image (nothing is pulled);
-  // - restrict_oom_score_adj: the nodes lack CAP_SYS_RESOURCE, and runc cannot lower the
-  //   pause container's oom_score_adj without it (every RunPodSandbox would fail);
-  // - the CNI plugins where Debian puts them; the pod network's conflist in /etc/cni/net.d;
-  // - the kubelet's cgroup driver: systemd on systemd nodes (SystemdCgroup), cgroupfs otherwise;
-  // - the metadata GC's pause_threshold: containerd re-checks whether its GC is due every
-  //   (last GC time / pause_threshold), ~30 ms at the default 0.02; 50 nodes on two cores
-  //   then spend ~0.3 core waking up. Deletions are collected ~1 s later instead.
-  put(
-    'etc/containerd/config.toml',
-    [
-      'version = 2',
-      '',
-      '[plugins]',
-      '  [plugins."io.containerd.grpc.v1.cri"]',
-      `    sandbox_image = "${PAUSE_IMAGE}"`,
-      '    restrict_oom_score_adj = true',
-      '    [plugins."io.containerd.grpc.v1.cri".cni]',
-      '      bin_dir = "/usr/lib/cni"',
-      '      conf_dir = "/etc/cni/net.d"',
-      '    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]',
-      '      runtime_type = "io.containerd.runc.v2"',
-      '      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]',
-      `        SystemdCgroup = ${spec.init === 'systemd'}`,
-      '  [plugins."io.containerd.internal.v1.opt"]',
-      '    path = "/var/lib/containerd/opt"',
-      '  [plugins."io.containerd.gc.v1.scheduler"]',
-      '    pause_threshold = 0.0005',
-      '',
-    ].join('\n'),
-  );
+  put('etc/containerd/config.toml', containerdConfig(spec));
   // As kubespray installs it: Restart=always brings a killed kubelet back after 10 s.
   put(
     'etc/systemd/system/kubelet.service',
@@ -163,6 +134,76 @@ function writeRootfs(spec: NodeSpec, hostKey: string): void {
       '',
     ].join('\n'),
   );
+}
+
+/**
+ * containerd's config.toml as kubespray writes it for the node's version: `version = 3`
+ * with containerd 2's plugin IDs (io.containerd.cri.v1.runtime and .images) for 2.x,
+ * `version = 2` with the CRI plugin's single ID (io.containerd.grpc.v1.cri) for 1.x. The
+ * values are what a node of this sandbox needs:
+ * - the sandbox image: the locally built pause image (nothing is pulled);
+ * - restrict_oom_score_adj: the nodes lack CAP_SYS_RESOURCE, and runc cannot lower the
+ *   pause container's oom_score_adj without it (every RunPodSandbox would fail);
+ * - the CNI plugins where Debian puts them; the pod network's conflist in /etc/cni/net.d;
+ * - the kubelet's cgroup driver: systemd on systemd nodes (SystemdCgroup), cgroupfs otherwise;
+ * - the metadata GC's pause_threshold: containerd re-checks whether its GC is due every
+ *   (last GC time / pause_threshold), ~30 ms at the default 0.02; 50 nodes on two cores
+ *   then spend ~0.3 core waking up. Deletions are collected ~1 s later instead.
+ */
+export function containerdConfig(spec: Pick<NodeSpec, 'init' | 'runtime'>): string {
+  const systemd = spec.init === 'systemd';
+  const common = [
+    '  [plugins."io.containerd.internal.v1.opt"]',
+    '    path = "/var/lib/containerd/opt"',
+    '  [plugins."io.containerd.gc.v1.scheduler"]',
+    '    pause_threshold = 0.0005',
+    '',
+  ];
+  if (spec.runtime.family === '2') {
+    const rt = 'plugins."io.containerd.cri.v1.runtime"';
+    const img = 'plugins."io.containerd.cri.v1.images"';
+    return [
+      'version = 3',
+      'root = "/var/lib/containerd"',
+      'state = "/run/containerd"',
+      '',
+      '[plugins]',
+      `  [${rt}]`,
+      '    restrict_oom_score_adj = true',
+      `    [${rt}.containerd]`,
+      '      default_runtime_name = "runc"',
+      `      [${rt}.containerd.runtimes.runc]`,
+      '        runtime_type = "io.containerd.runc.v2"',
+      `        [${rt}.containerd.runtimes.runc.options]`,
+      `          SystemdCgroup = ${systemd}`,
+      `    [${rt}.cni]`,
+      // bin_dirs since 2.1; 2.0 reads only bin_dir.
+      /^2\.0\./.test(spec.runtime.containerd) ? '      bin_dir = "/usr/lib/cni"' : '      bin_dirs = ["/usr/lib/cni"]',
+      '      conf_dir = "/etc/cni/net.d"',
+      `  [${img}]`,
+      '    snapshotter = "overlayfs"',
+      `    [${img}.pinned_images]`,
+      `      sandbox = "${PAUSE_IMAGE}"`,
+      ...common,
+    ].join('\n');
+  }
+  const cri = 'plugins."io.containerd.grpc.v1.cri"';
+  return [
+    'version = 2',
+    '',
+    '[plugins]',
+    `  [${cri}]`,
+    `    sandbox_image = "${PAUSE_IMAGE}"`,
+    '    restrict_oom_score_adj = true',
+    `    [${cri}.cni]`,
+    '      bin_dir = "/usr/lib/cni"',
+    '      conf_dir = "/etc/cni/net.d"',
+    `    [${cri}.containerd.runtimes.runc]`,
+    '      runtime_type = "io.containerd.runc.v2"',
+    `      [${cri}.containerd.runtimes.runc.options]`,
+    `        SystemdCgroup = ${systemd}`,
+    ...common,
+  ].join('\n');
 }
 
 /** Runs a shell script inside the node (all its namespaces), as root. */
@@ -241,6 +282,7 @@ export async function startNode(spec: NodeSpec): Promise<NodeHandle & { state: s
         NODE_FILES: spec.dir,
         NODE_GO: fifo,
         CHECKOUT_DIR,
+        NODE_BINDS: spec.runtime.binds.map((b) => `${b.source}|${b.target}`).join('\n'),
         SHARED_DIR: sharedDir,
         SHARED_MOUNT,
       },

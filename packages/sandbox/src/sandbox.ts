@@ -7,18 +7,23 @@ import { isAlive, nodeExec, startNode, stopNode, type Init } from './node.js';
 import { requirePrograms, requireRoot } from './prereq.js';
 import { plantScenario } from './scenarios/index.js';
 import { plantCluster } from './scenarios/cluster.js';
-import { needsApi, scenarioList, scenarioPrograms, UnknownScenario, type ScenarioName } from './scenarios/catalog.js';
-import type { Role, SandboxState } from './types.js';
+import { needsApi, scenarioList, scenarioPrograms, type ScenarioName } from './scenarios/catalog.js';
+import type { Role, SandboxNode, SandboxState } from './types.js';
 import { startEtcd } from './etcd.js';
 import { MAX_SERVICES, loadServices } from './services.js';
 import { buildImage } from './image.js';
+import { DEFAULT_RUNTIME, resolveRuntime, runtimeList, type NodeRuntime, type RuntimeFamily } from './runtimes.js';
 import { run, runOk } from 'decom/run';
 import { inputError } from 'decom/errors';
+import { choiceList } from 'decom/flags';
 
 export interface UpOptions {
   nodes: number;
   controlPlanes: number;
-  init: Init;
+  /** The nodes' PID 1: one, or several separated by commas: one per node, in turn. */
+  init: string;
+  /** containerd 2, 1.7 or 1.6 (runtimes.ts): one, or several separated by commas, one per node in turn. Default 2. */
+  containerd?: string;
   /** A scenario, or several separated by commas: one per node, in turn. */
   scenario: string | null;
   etcd: boolean;
@@ -44,8 +49,15 @@ export function readState(dir = stateDir()): SandboxState | undefined {
   }
 }
 
+const INITS: readonly Init[] = ['systemd', 'none'];
+
+/** `--init systemd,none`: one PID 1 per node, in turn (as --scenario). */
+export const initList = (text: string): Init[] => choiceList('--init', 'init', text, INITS);
+
 /** Validates flags before anything is built: bad input costs nothing to undo. */
 export function checkUpOptions(o: UpOptions): void {
+  initList(o.init);
+  runtimeList(o.containerd ?? DEFAULT_RUNTIME);
   if (!Number.isInteger(o.nodes) || o.nodes < 1 || o.nodes > MAX_NODES) {
     throw inputError(`--nodes must be a whole number from 1 to ${MAX_NODES}, got ${o.nodes}`);
   }
@@ -56,12 +68,7 @@ export function checkUpOptions(o: UpOptions): void {
     throw inputError(`--node-monitor-grace-period must be a whole number of seconds from 1 to 3600, got ${o.nodeMonitorGracePeriod}`);
   }
   if (o.scenario !== null) {
-    let api: ScenarioName | undefined;
-    try {
-      api = scenarioList(o.scenario).find(needsApi);
-    } catch (e) {
-      throw e instanceof UnknownScenario ? inputError(e.message) : e;
-    }
+    const api = scenarioList(o.scenario).find(needsApi);
     // Its pods go on a first and a last worker, the control plane tainted: two workers at least.
     if (api && o.nodes - o.controlPlanes < 2) {
       throw inputError(`scenario ${api} needs two worker nodes at least: --nodes ${o.controlPlanes + 2} or more with --control-planes ${o.controlPlanes}`);
@@ -145,13 +152,16 @@ export async function up(o: UpOptions): Promise<SandboxState> {
   if (existsSync(join(CGROUP_ROOT, 'cgroup.controllers'))) {
     throw inputError('the sandbox needs cgroup v1 or hybrid hierarchies (this host mounts only cgroup v2 at /sys/fs/cgroup)');
   }
+  const inits = initList(o.init);
   requirePrograms([
     'unshare', 'nsenter', 'setpriv', 'ip', 'sshd', 'ssh-keygen', 'tini', 'containerd', 'runc', 'busybox',
-    ...(o.init === 'systemd' ? ['systemd'] : []),
+    ...(inits.includes('systemd') ? ['systemd'] : []),
     ...(o.etcd ? ['etcd', 'etcdctl'] : []),
     ...(o.scenario ? scenarioList(o.scenario).flatMap(scenarioPrograms) : []),
     ...(o.services ? ['iptables', 'iptables-legacy', 'iptables-nft-restore'] : []),
   ]);
+  const list = o.scenario ? scenarioList(o.scenario) : [];
+  const plan = nodePlan(o, list, log);
   const dir = stateDir();
   const f = files(dir);
   const existing = readState(dir);
@@ -176,11 +186,13 @@ export async function up(o: UpOptions): Promise<SandboxState> {
     const authorizedKey = readFileSync(`${f.key}.pub`, 'utf8');
     await ensureHostNetwork();
     const peers = Array.from({ length: o.nodes }, (_, i) => ({ name: `node${i + 1}`, addr: nodeAddr(i + 1) }));
-    log(`booting ${o.nodes} node${o.nodes > 1 ? 's' : ''} (init: ${o.init})`);
+    log(`booting ${o.nodes} node${o.nodes > 1 ? 's' : ''} (${describePlan(plan)})`);
     await mapLimit(peers, 12, async (p, i) => {
-      const h = await startNode({ ...p, init: o.init, dir: f.node(p.name), peers, authorizedKey });
+      const { init, runtime } = plan[i] as NodePlan;
+      const h = await startNode({ ...p, init, runtime, dir: f.node(p.name), peers, authorizedKey });
       const { state: bootState, ...handle } = h;
-      state.nodes[i] = { ...p, ...handle, init: o.init, roles: rolesOf(i, o.controlPlanes), bootState };
+      const { binds: _, ...facts } = runtime;
+      state.nodes[i] = { ...p, ...handle, init, runtime: facts, roles: rolesOf(i, o.controlPlanes), bootState };
       // Saved as nodes come up, so a failure half-way can still be torn down by state.
       writeFileSync(f.state, JSON.stringify(state, null, 2));
     });
@@ -195,7 +207,6 @@ export async function up(o: UpOptions): Promise<SandboxState> {
       log('starting etcd on the etcd nodes');
       await startEtcd(state);
     }
-    const list = o.scenario ? scenarioList(o.scenario) : [];
     const apiScenarios = new Set(list.filter(needsApi));
     if (o.api || apiScenarios.size) {
       log('starting the Kubernetes API');
@@ -236,6 +247,38 @@ export async function up(o: UpOptions): Promise<SandboxState> {
   }
 }
 
+interface NodePlan {
+  init: Init;
+  runtime: NodeRuntime;
+}
+
+/**
+ * Each node's PID 1 and runtime, from the flags in turn, resolved before anything is
+ * built (a runtime missing from the cache is an input error). A docker-runtime node
+ * keeps the host's containerd: the one Debian 12's Docker runs with.
+ */
+function nodePlan(o: UpOptions, scenarios: ScenarioName[], log: (line: string) => void): NodePlan[] {
+  const inits = initList(o.init);
+  const families = runtimeList(o.containerd ?? DEFAULT_RUNTIME);
+  const resolved = new Map<RuntimeFamily, NodeRuntime>();
+  const runtimeOf = (family: RuntimeFamily) => resolved.get(family) ?? (resolved.set(family, resolveRuntime(family)).get(family) as NodeRuntime);
+  return Array.from({ length: o.nodes }, (_, i) => {
+    let family = families[i % families.length] as RuntimeFamily;
+    if (scenarios.length && scenarios[i % scenarios.length] === 'docker-runtime' && family !== '1.6') {
+      family = '1.6';
+      log(`node${i + 1} (docker-runtime) keeps this host's containerd ${runtimeOf('1.6').containerd}, the one Debian 12's Docker runs with`);
+    }
+    return { init: inits[i % inits.length] as Init, runtime: runtimeOf(family) };
+  });
+}
+
+/** "init: systemd; containerd 2.1.9+ds1-5 (Debian testing) with CNI plugins 1.9.1+ds1-1", each distinct value once. */
+function describePlan(plan: NodePlan[]): string {
+  const inits = [...new Set(plan.map((p) => p.init))].join(', ');
+  const runtimes = [...new Set(plan.map((p) => `containerd ${p.runtime.containerd} (${p.runtime.source}) with CNI plugins ${p.runtime.cni}`))].join('; ');
+  return `init: ${inits}; ${runtimes}`;
+}
+
 /**
  * systemd, journald and dbus each hold inotify instances, and every node shares the
  * host's per-user limit (128 by default: about 25 systemd nodes). Raised for the
@@ -243,9 +286,11 @@ export async function up(o: UpOptions): Promise<SandboxState> {
  */
 const INOTIFY = '/proc/sys/fs/inotify/max_user_instances';
 function raiseInotifyInstances(o: UpOptions): Record<string, string> {
-  if (o.init !== 'systemd') return {};
+  const inits = initList(o.init);
+  const systemdNodes = Array.from({ length: o.nodes }, (_, i) => inits[i % inits.length]).filter((x) => x === 'systemd').length;
+  if (!systemdNodes) return {};
   const current = readFileSync(INOTIFY, 'utf8').trim();
-  const needed = 128 + 8 * o.nodes;
+  const needed = 128 + 8 * systemdNodes;
   if (Number(current) >= needed) return {};
   writeFileSync(INOTIFY, String(needed));
   return { [INOTIFY]: current };
@@ -340,6 +385,8 @@ export interface NodeStatus {
   addr: string;
   roles: Role[];
   init: Init;
+  /** What containerd the node runs (absent in a state written before runtimes were recorded). */
+  runtime?: SandboxNode['runtime'];
   alive: boolean;
   state: string;
 }
@@ -353,7 +400,7 @@ export async function status(): Promise<{ dir: string; state: SandboxState | und
       const alive = isAlive(n);
       let s = alive ? 'running' : 'down';
       if (alive && n.init === 'systemd') s = (await nodeExec(n, 'systemctl is-system-running', { timeoutMs: 10_000 })).stdout.trim() || 'unknown';
-      return { name: n.name, addr: n.addr, roles: n.roles, init: n.init, alive, state: s };
+      return { name: n.name, addr: n.addr, roles: n.roles, init: n.init, runtime: n.runtime, alive, state: s };
     }),
   );
   return { dir, state, nodes };

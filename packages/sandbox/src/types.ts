@@ -4,6 +4,7 @@
  */
 import type { Init, NodeHandle } from './node.js';
 import type { ScenarioName } from './scenarios/catalog.js';
+import type { NodeRuntime } from './runtimes.js';
 
 export type Role = 'control-plane' | 'etcd' | 'worker';
 
@@ -12,6 +13,8 @@ export interface SandboxNode extends NodeHandle {
   addr: string;
   init: Init;
   roles: Role[];
+  /** The containerd it runs: family, exact Debian versions (containerd, CNI plugins), where they came from. */
+  runtime: Omit<NodeRuntime, 'binds'>;
   /** systemd's `is-system-running` at boot, or `running` for init-less nodes. */
   bootState: string;
   /** The scenario planted on this node. */

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decom, down, nodes, ssh, up } from '../../decom/test/helpers/sandbox.js';
-import { KUBECONFIG, containersOn, kubectl, notDaemonSet, ok, requireKubectl, sleep } from '../../decom/test/helpers/kubectl.js';
+import { KUBECONFIG, KUBECTL, containersOn, kubectl, notDaemonSet, ok, requireKubectl, sleep } from '../../decom/test/helpers/kubectl.js';
 
 const work = mkdtempSync(join(tmpdir(), 'decom-api-'));
 
@@ -34,7 +34,7 @@ describe("the sandbox's Kubernetes API on the cluster scenario, judged by real k
   });
   afterAll(() => down());
 
-  // Golden outputs: what kubectl 1.32 prints against a kubeadm cluster (headers, row shapes, messages).
+  // Golden outputs: what kubectl 1.36 prints against a kubeadm cluster (headers, row shapes, messages).
   it('kubectl get nodes and -o wide print the columns a real cluster prints, from the server-side Table', () => {
     const plain = ok('get', 'nodes');
     expect(header(plain)).toEqual(['NAME', 'STATUS', 'ROLES', 'AGE', 'VERSION']);
@@ -52,9 +52,10 @@ describe("the sandbox's Kubernetes API on the cluster scenario, judged by real k
   it('answers discovery as a real server does: kubectl -v=6 shows every request succeed, aggregated discovery, no fallback', () => {
     const r = kubectl('get', 'pods', '-A', '-v=6');
     expect(r.code).toBe(0);
-    const requests = r.err.split('\n').filter((l) => l.includes('round_trippers'));
-    expect(requests.some((l) => /GET https:\/\/\S+\/api\/v1\/pods\?limit=500 200 OK/.test(l))).toBe(true);
-    expect(requests.filter((l) => !/ 200 OK /.test(l))).toEqual([]);
+    // kubectl 1.36 logs each response as structured fields: verb="GET" url="…" status="200 OK".
+    const requests = r.err.split('\n').filter((l) => l.includes('round_trippers') && l.includes('"Response"'));
+    expect(requests.some((l) => /verb="GET" url="https:\/\/\S+\/api\/v1\/pods\?limit=500" status="200 OK"/.test(l))).toBe(true);
+    expect(requests.filter((l) => !/ status="200 OK" /.test(l))).toEqual([]);
     expect(r.err).not.toMatch(/fallback|falling back|couldn't get|unable to|error/i);
   });
 
@@ -82,11 +83,28 @@ describe("the sandbox's Kubernetes API on the cluster scenario, judged by real k
     expect(ok('wait', '--for=condition=Ready', 'pod/debug-shell', '--timeout=10s').trim()).toBe('pod/debug-shell condition met');
   });
 
+  it("serves client-go's watch-list as kube-apiserver does: the objects as ADDED, then a BOOKMARK ending the initial events; its required options enforced", () => {
+    const events = ok('get', '--raw', '/api/v1/namespaces/default/pods?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=1')
+      .trim().split('\n').map((l) => JSON.parse(l) as { type: string; object: { kind: string; apiVersion: string; metadata: { name?: string; resourceVersion: string; annotations?: Record<string, string> } } });
+    const pods = ok('get', 'pods', '-o', 'jsonpath={.items[*].metadata.name}').trim().split(' ').sort();
+    expect(events.slice(0, -1).map((e) => `${e.type} ${e.object.metadata.name}`).sort()).toEqual(pods.map((p) => `ADDED ${p}`));
+    const bookmark = events.at(-1)!;
+    expect(bookmark).toMatchObject({ type: 'BOOKMARK', object: { kind: 'Pod', apiVersion: 'v1', metadata: { annotations: { 'k8s.io/initial-events-end': 'true' } } } });
+    expect(Number(bookmark.object.metadata.resourceVersion)).toBeGreaterThanOrEqual(Math.max(...events.slice(0, -1).map((e) => Number(e.object.metadata.resourceVersion))));
+    const refused = kubectl('get', '--raw', '/api/v1/pods?watch=true&sendInitialEvents=true&timeoutSeconds=1');
+    expect(refused.code).toBe(1);
+    // kubectl prints the Status's causes, one per field.
+    expect(refused.err).toContain('The ListOptions "" is invalid: \n* resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan\n* allowWatchBookmarks: Forbidden: sendInitialEvents requires setting allowWatchBookmarks to true');
+    const list = kubectl('get', '--raw', '/api/v1/pods?sendInitialEvents=true');
+    expect(list.code).toBe(1);
+    expect(list.err).toContain('sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list');
+  });
+
   it('kubectl drain of the first worker: refuses its bare pod without --force; with it, skips DaemonSet pods, evicts the rest, waits, and their containers are gone from the node', () => {
     const refused = kubectl('drain', 'node2', '--ignore-daemonsets', '--delete-emptydir-data', '--timeout=20s');
     expect(refused.code).toBe(1);
     expect(refused.out.trim()).toBe('node/node2 cordoned');
-    expect(refused.err).toContain('error: unable to drain node "node2" due to error: cannot delete cannot delete Pods that declare no controller (use --force to override): default/debug-shell, continuing command...');
+    expect(refused.err).toContain('error: unable to drain node "node2" due to error: cannot delete Pods that declare no controller (use --force to override): default/debug-shell, continuing command...');
 
     const r = kubectl('drain', 'node2', '--ignore-daemonsets', '--delete-emptydir-data', '--force', '--timeout=60s');
     expect(r.code, r.err).toBe(0);
@@ -157,7 +175,7 @@ describe("the sandbox's Kubernetes API on the cluster scenario, judged by real k
     const raw = JSON.parse(ok('get', '--raw', '/api/v1/nodes/node1'));
     expect(raw).toMatchObject({ kind: 'Node', apiVersion: 'v1', metadata: { name: 'node1' } });
     expect(raw.metadata.uid).toMatch(/^[0-9a-f-]{36}$/);
-    const watcher = spawn('kubectl', ['get', 'pods', '-w', '--no-headers'], { env: { ...process.env, KUBECONFIG } });
+    const watcher = spawn(KUBECTL, ['get', 'pods', '-w', '--no-headers'], { env: { ...process.env, KUBECONFIG } });
     let seen = '';
     watcher.stdout.on('data', (d: Buffer) => (seen += d.toString()));
     return new Promise<void>((resolve, reject) => {

@@ -22,7 +22,28 @@ describe('decom sandbox up: bad input', () => {
     const r = decom(['sandbox', 'up', '--scenario', 'kubespray-leftover']);
     expect(r.code).toBe(2);
     expect(oneLine(r.stderr)).toBe(
-      'decom-sandbox: unknown scenario "kubespray-leftover"; known: kubespray-leftovers, orphaned-shims, docker-runtime, force-deleted-pods, cluster, etcd-restore-phantoms, stuck-terminating, pdb-blocked, runtime-lost, clean',
+      'decom-sandbox: --scenario: unknown scenario "kubespray-leftover"; known: kubespray-leftovers, orphaned-shims, docker-runtime, force-deleted-pods, cluster, etcd-restore-phantoms, stuck-terminating, pdb-blocked, runtime-lost, clean',
+    );
+    nothingBuilt();
+  });
+
+  it('rejects an unknown --containerd or --init, naming the known ones', () => {
+    for (const [flag, v, msg] of [
+      ['--containerd', '2,1.5', 'decom-sandbox: --containerd: unknown runtime "1.5"; known: 2, 1.7, 1.6'],
+      ['--init', 'systemd,openrc', 'decom-sandbox: --init: unknown init "openrc"; known: systemd, none'],
+    ] as const) {
+      const r = decom(['sandbox', 'up', flag, v]);
+      expect(r.code).toBe(2);
+      expect(oneLine(r.stderr)).toBe(msg);
+    }
+    nothingBuilt();
+  });
+
+  it('names the cache and how to fill it when a runtime was not fetched, before anything is built', () => {
+    const r = decom(['sandbox', 'up', '--nodes', '1', '--containerd', '1.7'], { env: { DECOM_RUNTIME_CACHE: '/nonexistent/decom-runtimes' } });
+    expect(r.code).toBe(2);
+    expect(oneLine(r.stderr)).toBe(
+      'decom-sandbox: containerd 1.7 is not in the runtime cache /nonexistent/decom-runtimes: run packages/sandbox/scripts/fetch-runtimes.sh (./scripts/setup runs it)',
     );
     nothingBuilt();
   });
@@ -52,13 +73,10 @@ describe('decom sandbox up: bad input', () => {
     nothingBuilt();
   });
 
-  it('rejects more control planes than nodes, and an unknown init', () => {
+  it('rejects more control planes than nodes', () => {
     const r = decom(['sandbox', 'up', '--nodes', '2', '--control-planes', '3']);
     expect(r.code).toBe(2);
     expect(oneLine(r.stderr)).toBe('decom-sandbox: --control-planes must be from 1 to --nodes (2), got 3');
-    const i = decom(['sandbox', 'up', '--init', 'openrc']);
-    expect(i.code).toBe(2);
-    expect(oneLine(i.stderr)).toContain("argument 'openrc' is invalid");
     nothingBuilt();
   });
 

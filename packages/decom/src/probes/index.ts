@@ -4,7 +4,7 @@ import { TransportError } from '../transport/types.js';
 import { ALL_VIEWS, probeScript, type View } from './script.js';
 import {
   parseCertificates, parseCgroups, parseCrictl, parseKubeconfigs, parseCtr, parseDocker, parseDockerImages, parseEtcd, parseInstalled, parseIpvs, parseIptablesSave, parseLinks, parseManifests,
-  bundleNetns, json, mergeCniNat, parseCrictlEndpoint, parseRuntimes, parseKubeCgroups, parseMeta, parseMountinfo, parseNetns, parseLeases, parseNftTables, parsePaths, parsePodTraces, parseProcs, parseRoutes, parseSs, parseSystemctlShow, splitSections,
+  json, sandboxNetns, mergeCniNat, parseCrictlEndpoint, parseRuntimes, parseKubeCgroups, parseMeta, parseMountinfo, parseNetns, parseLeases, parseNftTables, parsePaths, parsePodTraces, parseProcs, parseRoutes, parseSs, parseSystemctlShow, splitSections,
 } from './parse.js';
 import type { NodeState } from './state.js';
 
@@ -87,7 +87,7 @@ export function stateFromSections(s: Map<string, string>, prev?: NodeState): Nod
     // crictl's objects are containerd's only where crictl talks to containerd (on a cri-dockerd node they are Docker's, listed below).
     // …and only when both its answers are whole JSON (cut off by its timeout, they say nothing).
     const crictl = meta.tools.has('crictl') && st.crictl.runtime === 'containerd' && json(get('crictl-pods')) !== undefined && json(get('crictl-containers')) !== undefined;
-    const netns = bundleNetns(get('task-bundles'));
+    const netns = sandboxNetns(get('task-bundles'), get('ctr-info'));
     const cd = crictl
       ? parseCrictl(get('crictl-pods'), get('crictl-containers'))
       : parseCtr(get('ctr-containers'), get('task-bundles'), st.processes, get('ctr-info'));

@@ -399,12 +399,22 @@ export function parseCrictlEndpoint(text: string): { endpoint?: string; runtime?
   return { endpoint, runtime };
 }
 
-/** Each task bundle's network namespace, when it has a named one: sandbox id -> cni-… name. */
-export function bundleNetns(bundlesText: string): Map<string, string> {
+/**
+ * Each sandbox's network namespace, when it has a named one: sandbox id -> cni-… name,
+ * from its task bundle (a running sandbox) or its containerd record (`ctr-info`: a
+ * stopped one whose teardown may still be running).
+ */
+export function sandboxNetns(bundlesText: string, infoText = ''): Map<string, string> {
   const out = new Map<string, string>();
   for (const l of lines(bundlesText)) {
     const m = /\/k8s\.io\/([^/]+)\/config\.json:"type":"network","path":"[^"]*\/netns\/([^"/]+)"$/.exec(l);
     if (m) out.set(m[1] as string, m[2] as string);
+  }
+  let id: string | undefined;
+  for (const l of lines(infoText)) {
+    if (l.startsWith('@')) id = l.slice(1);
+    const m = /^"path": ?"\/(?:var\/)?run\/netns\/([^"/]+)"$/.exec(l);
+    if (id && m) out.set(id, m[1] as string);
   }
   return out;
 }

@@ -139,6 +139,14 @@ export const K8S_BUNDLES = '/run/containerd/io.containerd.runtime.v2.task/k8s.io
 export const CRI_IDENTITY =
   '"(io\\.kubernetes\\.cri\\.(container-type|container-name|sandbox-id|sandbox-name|sandbox-namespace|sandbox-uid|sandbox-log-directory)|io\\.kubernetes\\.(pod\\.(uid|name|namespace)|container\\.name)|io\\.cri-containerd\\.kind|cgroupsPath)": ?"[^"]*"';
 
+/**
+ * A stopped sandbox's network namespace, from the spec in its containerd record (the
+ * only namespace path under /run/netns: a container's are /proc/PID/ns/…). Its task
+ * bundle is gone once its pause process exits, while StopPodSandbox's CNI DEL, and the
+ * netns's removal after it, are still to run.
+ */
+export const SPEC_NETNS = '"path": ?"/(var/)?run/netns/[^"]*"';
+
 /** The `kube-cgroups` section: "@HIERARCHY" lines, each followed by the kubelet's cgroups in it (parseKubeCgroups). */
 export const KUBE_CGROUPS_PROBE = `${CGROUP_HIERARCHIES}
 for h in $CGH; do
@@ -325,17 +333,20 @@ s task-bundles
 set -- ${K8S_BUNDLES}*/config.json ${K8S_BUNDLES}*/init.pid
 grep -H -o -E '${CRI_IDENTITY}|"type":"network","path":"[^"]*"|^[0-9]+$' "$@"
 # A container with no task has no bundle: while containerd answers, its record names its pod
-# (the kubelet's labels, the CRI's annotations), in every containerd version.
+# (the kubelet's labels, the CRI's annotations), in every containerd version, and a stopped
+# sandbox's record its network namespace.
 s ctr-info
-# Not when crictl answered (its JSON names every pod); a bounded number, each briefly: a
-# container left unread makes the audit's pod traces unverified, never orphans.
+# When crictl answered (its JSON names every pod), only the stopped sandboxes, for their netns.
+# A bounded number, each briefly: a container left unread makes the audit's pod traces
+# unverified, never orphans.
+INFO_IDS=$IDS
+[ -n "$CRICTL" ] && INFO_IDS=$($T crictl pods -q --state notready 2>/dev/null)
 n=0; ok=1
-for id in $IDS; do
+for id in $INFO_IDS; do
   [ -e ${K8S_BUNDLES}"$id"/config.json ] && continue
-  [ -n "$CRICTL" ] && break
   printf '@%s\\n' "$id"; n=$((n + 1))
   if [ -z "$ok" ] || [ $n -gt 64 ]; then echo '!unread'; continue; fi
-  if o=$(timeout 3 ctr -n k8s.io containers info "$id"); then printf '%s\\n' "$o" | grep -o -E '${CRI_IDENTITY}'; else echo '!unanswered'; ok=; fi
+  if o=$(timeout 3 ctr -n k8s.io containers info "$id"); then printf '%s\\n' "$o" | grep -o -E '${CRI_IDENTITY}|${SPEC_NETNS}'; else echo '!unanswered'; ok=; fi
 done
 # host-local's leases name their sandboxes: a runtime's teardown (CNI DEL) releases its own.
 s ipam-leases

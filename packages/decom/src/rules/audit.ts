@@ -138,6 +138,8 @@ export function nodeFindings(s: NodeState, known: ReadonlyMap<string, V1Pod> | u
   const unproven = runtimeUnproven(s);
   const held = new Map<string, string[]>();
   const hold = (what: string, subject: string) => held.set(what, [...(held.get(what) ?? []), subject]);
+  /** A kubelet runs here: it stops (and so tears down the network of) the sandboxes it no longer wants. */
+  const kubeletRuns = [...s.processes.values()].some((p) => p.name === 'kubelet');
   const byUid = new Map<string, Container[]>();
   for (const c of s.containers) if (c.podUid) byUid.set(c.podUid, [...(byUid.get(c.podUid) ?? []), c]);
   /** pid -> pod UID of its cgroup. */
@@ -166,7 +168,8 @@ export function nodeFindings(s: NodeState, known: ReadonlyMap<string, V1Pod> | u
       const ports = s.listeners.filter((l) => l.holders.some((h) => pids.includes(h.pid))).map((l) => `${l.addr}:${l.port}`);
       const name = cs.find((c) => c.pod)?.pod ?? uid;
       const inodes = new Set(pids.map((pid) => s.pods.procNetns.get(pid)));
-      const netns = [...s.pods.netnsInodes].filter(([, ino]) => inodes.has(ino)).map(([n]) => n);
+      // Its netns: those its processes are in, and those its sandboxes name (a stopped one's is empty).
+      const netns = [...new Set([...[...s.pods.netnsInodes].filter(([, ino]) => inodes.has(ino)).map(([n]) => n), ...cs.flatMap((c) => (c.kind === 'sandbox' && c.netns && s.netns.includes(c.netns) ? [c.netns] : []))])];
       const sandboxes = cs.filter((c) => c.kind === 'sandbox');
       out.push({
         kind: 'phantom-pod',
@@ -219,9 +222,15 @@ export function nodeFindings(s: NodeState, known: ReadonlyMap<string, V1Pod> | u
     });
   }
 
-  // The pod network: a cni-* netns no process is in (a live sandbox's pause process is in its own).
+  // The pod network: a cni-* netns no process is in (a live sandbox's pause process is in its own). While a
+  // kubelet runs, one that a sandbox the runtime still holds names is that sandbox's teardown, not an orphan:
+  // StopPodSandbox kills the pause process first, then runs the CNI DEL and removes the netns, so an audit in
+  // between sees it empty, and the kubelet retries a teardown that failed. With no kubelet, no one will.
   const usedInodes = new Set(s.pods.procNetns.values());
-  const orphanNetns = new Set(s.netns.filter((n) => n.startsWith('cni-') && s.pods.netnsInodes.has(n) && !usedInodes.has(s.pods.netnsInodes.get(n) as string)));
+  const heldNetns = new Set(kubeletRuns ? s.containers.filter((c) => c.kind === 'sandbox' && c.netns).map((c) => c.netns as string) : []);
+  const orphanNetns = new Set(
+    s.netns.filter((n) => n.startsWith('cni-') && !heldNetns.has(n) && s.pods.netnsInodes.has(n) && !usedInodes.has(s.pods.netnsInodes.get(n) as string)),
+  );
   for (const n of orphanNetns) {
     const veths = s.links.filter((l) => l.peerNetns === n).map((l) => l.name);
     out.push({
@@ -242,11 +251,13 @@ export function nodeFindings(s: NodeState, known: ReadonlyMap<string, V1Pod> | u
       target: { link: l.name, netns: l.peerNetns },
     });
   }
-  // host-local leases naming a sandbox that is not running (its address cannot be handed out again).
+  // host-local leases naming a sandbox that is not running (its address cannot be handed out again). While a
+  // kubelet runs, a stopped sandbox's lease is released by its own teardown (StopPodSandbox's CNI DEL), running
+  // or still to run; with none, or once the runtime has no such sandbox, nothing will release it.
   const liveSandboxes = new Set(s.containers.filter((c) => c.kind === 'sandbox' && live(c)).map((c) => c.id));
   const anySandboxes = new Set(s.containers.filter((c) => c.kind === 'sandbox').map((c) => c.id));
   for (const l of s.pods.leases) {
-    if (liveSandboxes.has(l.sandbox)) continue;
+    if (liveSandboxes.has(l.sandbox) || (kubeletRuns && anySandboxes.has(l.sandbox))) continue;
     if (unproven) {
       hold('IPAM lease', l.file);
       continue;
@@ -254,7 +265,7 @@ export function nodeFindings(s: NodeState, known: ReadonlyMap<string, V1Pod> | u
     out.push({
       kind: 'orphan-ipam-lease',
       subject: l.file,
-      detail: `${l.network} lease of ${l.ip} names sandbox ${l.sandbox.slice(0, 13) || '(none)'}, which ${anySandboxes.has(l.sandbox) ? 'is not running' : 'does not exist'}`,
+      detail: `${l.network} lease of ${l.ip} names sandbox ${l.sandbox.slice(0, 13) || '(none)'}, which ${anySandboxes.has(l.sandbox) ? 'is stopped, with no kubelet to tear it down' : 'does not exist'}`,
       evidence: [`sandbox ${l.sandbox}`],
       target: { file: l.file, sandbox: l.sandbox },
     });

@@ -64,3 +64,14 @@ export function wholeNumber(flag: string, v: string): number {
   if (n === undefined) throw inputError(`${flag} takes a whole number, got ${JSON.stringify(v)}`);
   return n;
 }
+
+/**
+ * A comma-separated list of known names (`--init systemd,none`): each name refused, by
+ * the flag, when it is not one of `known`.
+ */
+export function choiceList<T extends string>(flag: string, noun: string, text: string, known: readonly T[]): T[] {
+  const names = text.split(',').map((x) => x.trim());
+  const unknown = names.find((n) => !(known as readonly string[]).includes(n));
+  if (unknown !== undefined) throw inputError(`${flag}: unknown ${noun} "${unknown}"; known: ${known.join(', ')}`);
+  return names as T[];
+}

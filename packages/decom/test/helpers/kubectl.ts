@@ -1,15 +1,27 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { ssh, STATE_DIR } from './sandbox.js';
+import { CLI, ssh, STATE_DIR } from './sandbox.js';
 
 /** The sandbox API's kubeconfig, as `up` writes it. */
 export const KUBECONFIG = join(STATE_DIR, 'kubeconfig');
 
-/** Real kubectl against the sandbox API. */
-export function kubectl(...args: string[]): { code: number; out: string; err: string } {
-  const r = spawnSync('kubectl', args, { encoding: 'utf8', env: { ...process.env, KUBECONFIG }, timeout: 60_000 });
+/**
+ * The tests' kubectl: the newest Debian ships (1.36), unpacked into the runtime cache by
+ * scripts/setup; the sandbox says where (`decom sandbox versions --which kubectl`).
+ */
+export const KUBECTL: string = (() => {
+  const r = spawnSync(process.execPath, [CLI, 'sandbox', 'versions', '--which', 'kubectl'], { encoding: 'utf8' });
+  return r.status === 0 ? r.stdout.trim() : '';
+})();
+/** The kubectl the machine image has (1.32): the sandbox API must keep serving it too. */
+export const MACHINE_KUBECTL = '/usr/bin/kubectl';
+
+/** Real kubectl against the sandbox API (`bin`: another kubectl than the tests' own). */
+export function kubectlWith(bin: string, ...args: string[]): { code: number; out: string; err: string } {
+  const r = spawnSync(bin, args, { encoding: 'utf8', env: { ...process.env, KUBECONFIG }, timeout: 60_000 });
   return { code: r.status ?? -1, out: r.stdout, err: r.stderr };
 }
+export const kubectl = (...args: string[]) => kubectlWith(KUBECTL, ...args);
 
 /** kubectl that must succeed: its stdout. */
 export function ok(...args: string[]): string {
@@ -18,10 +30,10 @@ export function ok(...args: string[]): string {
   return r.out;
 }
 
-/** Fails the test file at once, saying why, when real kubectl is not on PATH. */
+/** Fails the test file at once, saying why, when the tests' kubectl was not fetched. */
 export function requireKubectl(): void {
-  if (spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status !== 0) {
-    throw new Error('these tests need real kubectl (v1.32) on PATH: it is on the project machine image, and cannot be installed from the reachable registries');
+  if (!KUBECTL || spawnSync(KUBECTL, ['version', '--client'], { encoding: 'utf8' }).status !== 0) {
+    throw new Error('these tests need kubectl from Debian testing in the runtime cache: run ./scripts/setup (it fetches it)');
   }
 }
 

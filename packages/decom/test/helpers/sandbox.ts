@@ -36,6 +36,9 @@ interface StateNode {
   addr: string;
   pid: number;
   roles: string[];
+  init: 'systemd' | 'none';
+  /** The scenario planted on it. */
+  scenario?: string;
 }
 export const nodes = (): StateNode[] => JSON.parse(readFileSync(join(STATE_DIR, 'state.json'), 'utf8')).nodes;
 

@@ -265,6 +265,7 @@ export function createApiServer(o: ApiOptions): Server {
     if (!t.name) {
       if (req.method === 'GET') {
         if (q.get('watch') === 'true' || q.get('watch') === '1') return watch(req, res, t, q);
+        if (q.has('sendInitialEvents')) throw invalidOptions([{ field: 'sendInitialEvents', message: 'sendInitialEvents is forbidden for list' }]);
         let items = objectsOf(t, q);
         const limit = Number(q.get('limit') ?? 0);
         const cont = q.get('continue');
@@ -384,21 +385,45 @@ export function createApiServer(o: ApiOptions): Server {
     throw new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
   }
 
+  /** Query options the server refuses, as one 422 Invalid whose causes name each field (apimachinery's wording). */
+  function invalidOptions(errors: { field: string; message: string }[]): ApiError {
+    const each = errors.map((e) => `${e.field}: Forbidden: ${e.message}`);
+    return new ApiError(422, 'Invalid', `ListOptions.meta.k8s.io "" is invalid: ${each.length === 1 ? each[0] : `[${each.join(', ')}]`}`, {
+      group: 'meta.k8s.io', kind: 'ListOptions', causes: errors.map((e) => ({ reason: 'FieldValueForbidden', message: `Forbidden: ${e.message}`, field: e.field })),
+    });
+  }
+
   /**
    * A watch: the current objects (or the events since resourceVersion), then every
    * change, one JSON per line. With a selector, an object that comes to match is ADDED
    * and one that stops matching is DELETED, as the watch cache does. A resourceVersion
    * no longer kept is an ERROR event carrying 410 Expired, on a 200 stream, as the real
    * server sends it (informers then list again).
+   *
+   * A watch-list (`sendInitialEvents=true`, what client-go's WatchListClient asks
+   * instead of a list, on by default since kubectl 1.35): the current objects as ADDED
+   * events whatever the resourceVersion (NotOlderThan: the store is never older), then a
+   * BOOKMARK of the resource's kind carrying the store's resourceVersion and the
+   * annotation `k8s.io/initial-events-end: "true"`, which ends the client's initial list.
    */
   function watch(req: IncomingMessage, res: ServerResponse, t: Target, q: URLSearchParams): void {
     const labels = labelMatcher(q.get('labelSelector') ?? undefined);
     const fields = fieldMatcher(q.get('fieldSelector') ?? undefined);
     const table = tableWanted(req, q);
     const rv = q.get('resourceVersion');
+    // sendInitialEvents, true or false, needs both (apimachinery's ValidateListOptions); false: no initial events.
+    const sendInitialEvents = q.get('sendInitialEvents');
+    const initialEvents = sendInitialEvents === 'true';
+    if (sendInitialEvents !== null) {
+      const errors = [
+        ...(q.get('resourceVersionMatch') !== 'NotOlderThan' ? [{ field: 'resourceVersionMatch', message: 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan' }] : []),
+        ...(q.get('allowWatchBookmarks') !== 'true' ? [{ field: 'allowWatchBookmarks', message: 'sendInitialEvents requires setting allowWatchBookmarks to true' }] : []),
+      ];
+      if (errors.length) throw invalidOptions(errors);
+    }
     const inScope = (e: WatchEvent) => e.resource === t.r.plural && (!t.r.namespaced || !t.ns || e.object.metadata.namespace === t.ns);
     const matches = (o: Obj | undefined) => o !== undefined && labels(o.metadata.labels) && fields(o);
-    const backlog = !rv || rv === '0' ? store.list(t.r.plural, t.r.namespaced ? t.ns : undefined).map((object) => ({ type: 'ADDED' as const, resource: t.r.plural, object })) : store.since(Number(rv));
+    const backlog = sendInitialEvents === 'false' ? (rv ? store.since(Number(rv)) : []) : initialEvents || !rv || rv === '0' ? store.list(t.r.plural, t.r.namespaced ? t.ns : undefined).map((object) => ({ type: 'ADDED' as const, resource: t.r.plural, object })) : store.since(Number(rv));
     res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache, private' });
     // Now, not with the first event: a client waits for the headers (kubectl wait on a quiet object would hang).
     res.flushHeaders();
@@ -419,6 +444,11 @@ export function createApiServer(o: ApiOptions): Server {
       res.write(`${JSON.stringify({ type, object })}\n`);
     };
     backlog.forEach(write);
+    if (initialEvents) {
+      const apiVersion = t.r.group ? `${t.r.group}/${t.r.version}` : t.r.version;
+      const metadata = { resourceVersion: store.resourceVersion, annotations: { 'k8s.io/initial-events-end': 'true' } };
+      res.write(`${JSON.stringify({ type: 'BOOKMARK', object: { kind: t.r.kind, apiVersion, metadata } })}\n`);
+    }
     const stop = store.watch(write);
     const timeout = Number(q.get('timeoutSeconds') ?? 1800);
     const timer = setTimeout(() => res.end(), timeout * 1000);

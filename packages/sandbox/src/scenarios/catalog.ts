@@ -1,6 +1,8 @@
+import { choiceList } from 'decom/flags';
+
 /**
  * The scenarios `up --scenario` can plant, and what they need on the host. No
- * imports: the sandbox's types and every module that plants things sit above it.
+ * imports of the sandbox's own: its types and every module that plants things sit above it.
  * Each scenario is a shell file run inside every node after lib.sh; the catalogue
  * of what it plants is in its header comment and in DESIGN §3 B. Scenarios marked
  * `api` need the sandbox's Kubernetes API: their nodes join it (cluster.sh) and
@@ -44,7 +46,7 @@ export const SCENARIOS = {
     api: true,
   },
   'runtime-lost': {
-    description: "cluster, then the first worker's runtime lost its state: its pods force-deleted from the API while its kubelet was stopped, containerd killed with its shims and pods (no CNI DEL) and wiped; the kubelet then runs what the API still binds to it beside the residue",
+    description: "cluster, then the first worker's runtime lost its state (the first worker of each containerd version, with --containerd mixing them): its pods force-deleted from the API while its kubelet was stopped, containerd killed with its shims and pods (no CNI DEL) and wiped; the kubelet then runs what the API still binds to it beside the residue",
     programs: [] as string[],
     api: true,
   },
@@ -67,15 +69,4 @@ export const scenarioPrograms = (name: ScenarioName): string[] => [...COMMON, ..
  * `--scenario a,b,c`: one scenario per node, in turn (node1 a, node2 b, node3 c,
  * node4 a…), so one sandbox can hold them all. Unknown names are refused.
  */
-export function scenarioList(text: string): ScenarioName[] {
-  const names = text.split(',').map((x) => x.trim());
-  const unknown = names.filter((n) => !Object.hasOwn(SCENARIOS, n));
-  if (unknown.length) throw new UnknownScenario(unknown[0] as string);
-  return names as ScenarioName[];
-}
-
-export class UnknownScenario extends Error {
-  constructor(readonly scenario: string) {
-    super(`unknown scenario "${scenario}"; known: ${Object.keys(SCENARIOS).join(', ')}`);
-  }
-}
+export const scenarioList = (text: string): ScenarioName[] => choiceList('--scenario', 'scenario', text, Object.keys(SCENARIOS) as ScenarioName[]);

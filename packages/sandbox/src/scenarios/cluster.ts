@@ -13,6 +13,8 @@
  *                           that allows no disruption
  *   etcd-restore-phantoms   + pods that run on the first worker, then an etcd restore to
  *                           a snapshot taken before them: the API lists none of them
+ *   runtime-lost            + the first worker's runtime loses its state (runtimeLost); with
+ *                           workers on several containerd versions, the first worker of each
  *   stuck-terminating       + a pod Terminating on a finalizer (first worker), a pod
  *                           Terminating on the last worker whose kubelet stopped (NotReady
  *                           after the grace period), namespace `retired` Terminating on
@@ -111,7 +113,15 @@ export async function plantCluster(p: ClusterPlan): Promise<void> {
   await allRunning(api);
   if (p.scenarios.has('etcd-restore-phantoms')) await etcdRestore(p, first);
   if (p.scenarios.has('stuck-terminating')) await stuckTerminating(p, first, last);
-  if (p.scenarios.has('runtime-lost')) await runtimeLost(p, first);
+  if (p.scenarios.has('runtime-lost')) {
+    // The first worker of each containerd version (one, unless --containerd mixes them).
+    const families = new Set<string>();
+    for (const n of workers.length ? workers : [first]) {
+      if (families.has(n.runtime.family)) continue;
+      families.add(n.runtime.family);
+      await runtimeLost(p, n);
+    }
+  }
 
   /** A ReplicaSet, owned by a Deployment when given. */
   async function replicaSet(name: string, labels: Record<string, string>, replicas: number, spec: Any, owner?: { kind: string; obj: Any }): Promise<Any> {

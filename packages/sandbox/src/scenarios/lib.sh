@@ -46,8 +46,10 @@ wait_containerd() {
 svc_start() { # name
   if [ "$INIT" = systemd ]; then systemctl enable --now "$1" >/dev/null 2>&1 || systemctl start "$1"; return; fi
   case $1 in
-    kubelet) # shellcheck disable=SC2086 # the args are words, as systemd splits $VAR
-             setsid /usr/bin/node "$KUBELET_JS" ${KUBELET_KUBECONFIG_ARGS:-} </dev/null >/var/log/kubelet.log 2>&1 & echo $! > "$PIDS/kubelet.pid" ;;
+    kubelet) # The drop-in's args when the node joined (join_cluster), as systemd passes them on every start.
+             args=${KUBELET_KUBECONFIG_ARGS:-$(cat "$PIDS/kubelet.args" 2>/dev/null || true)}
+             # shellcheck disable=SC2086 # the args are words, as systemd splits $VAR
+             setsid /usr/bin/node "$KUBELET_JS" $args </dev/null >/var/log/kubelet.log 2>&1 & echo $! > "$PIDS/kubelet.pid" ;;
     docker) setsid /usr/sbin/dockerd </dev/null >/var/log/dockerd.log 2>&1 & echo $! > "$PIDS/docker.pid" ;;
     containerd) setsid /usr/bin/containerd </dev/null >/var/log/containerd.log 2>&1 & echo $! > "$PIDS/containerd.pid" ;;
     etcd) . /etc/default/etcd; export $(sed -n 's/^\(ETCD_[A-Z_]*\)=.*/\1/p' /etc/default/etcd)
@@ -464,6 +466,8 @@ join_cluster() {
       mkdir -p /etc/systemd/system/kubelet.service.d
       printf '[Service]\nEnvironment="KUBELET_KUBECONFIG_ARGS=%s"\n' "$KUBELET_KUBECONFIG_ARGS" > /etc/systemd/system/kubelet.service.d/10-kubeadm.conf
       systemctl daemon-reload
+    else
+      printf '%s\n' "$KUBELET_KUBECONFIG_ARGS" > "$PIDS/kubelet.args"
     fi
   fi
   svc_start kubelet
