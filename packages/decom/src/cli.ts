@@ -27,7 +27,7 @@ program
   .option('--kubeconfig <file>', "also report a Node object still registered (default: the inventory's decom_kubeconfig, $KUBECONFIG, ~/.kube/config)")
   .option('--context <name>', 'the kubeconfig context to use')
   .option('--details', 'text output: one line per finding, with its detail (default: per kind, the count and the first subjects)', false)
-  .option('--purge', "also report the installation footprint: binaries, units and configs kubespray or kubeadm installed, containerd's k8s.io images", false)
+  .option('--purge', "also report the installation footprint: binaries, units and configs kubespray or kubeadm installed, containerd's k8s.io images, and what an administrator may have written for the runtime (static CDI specs, NRI plugins, containerd conf.d drop-ins)", false)
   .option('--forks <n>', 'hosts worked on at once, so at most this many SSH connections are open (default: 50)')
   .addHelpText(
     'after',
@@ -54,7 +54,7 @@ program
   .option('--max-fail-percent <p>', 'stop the roll when more than this percentage of a batch failed')
   .option('--yes', 'do not ask to type the host names', false)
   .option('--allow-many', 'allow a group or "all" as a target', false)
-  .option('--purge', "also remove the installation footprint (binaries, units, configs kubespray or kubeadm installed; containerd's k8s.io images): for a node that leaves for good (the decommission's default)", false)
+  .option('--purge', "also remove the installation footprint (binaries, units, configs kubespray or kubeadm installed; containerd's k8s.io images; static CDI specs, NRI plugins and containerd conf.d drop-ins, backed up first): for a node that leaves for good (the decommission's default)", false)
   .option('--keep-installed', 'decommission: keep the binaries, units and images, for a node that will rejoin', false)
   .option('--keep-backup-on-node', "keep the node's copy of the backup after the operator's copy is verified", false)
   .option('--state-dir <dir>', 'where journals and backups go (default: $DECOM_STATE_DIR, $XDG_STATE_HOME/decom, ~/.local/state/decom)')

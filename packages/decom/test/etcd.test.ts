@@ -44,7 +44,7 @@ describe('real etcd on the etcd nodes', () => {
     expect(r.report.hosts[0]!.steps.find((s) => s.name === 'etcd')!.actions.map((a) => a.what)).toEqual([
       'systemctl disable --now etcd.service',
       expect.stringMatching(/^stop etcd \(\d+\)$/),
-      'remove etcd data /var/lib/etcd/member',
+      expect.stringMatching(/^archive etcd data to \/var\/backups\/decom\/\S+-etcd-data\/etcd-data\.tar\.gz, then remove etcd data \/var\/lib\/etcd\/member$/),
     ]);
     expect(ssh('node1', 'systemctl is-active etcd; systemctl is-enabled etcd; ls -A /var/lib/etcd; true')).toBe('inactive\ndisabled\n');
     expect(leftovers('node1')).toEqual([]);

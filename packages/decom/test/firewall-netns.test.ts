@@ -1,7 +1,7 @@
-import { spawnSync } from 'node:child_process';
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ownNetns } from './helpers/netns.js';
 import { isKubernetesChain, mentionsKubernetes, pruneCommands } from '../src/firewall/iptables.js';
 import { parseIptablesSave } from '../src/probes/parse.js';
 import type { IptablesTable } from '../src/probes/state.js';
@@ -9,7 +9,6 @@ import { APP_RULESET, kubeProxyRuleset } from '../../sandbox/src/services.js';
 
 // The prune through the real iptables-nft-restore and iptables-legacy-restore, in a
 // network namespace of this test's own: the host's firewall is never touched.
-const NS = `decomfw-test-${process.pid}`;
 const TARGETS = [
   { backend: 'nft', family: 4, save: 'iptables-nft-save', restore: 'iptables-nft-restore' },
   { backend: 'nft', family: 6, save: 'ip6tables-nft-save', restore: 'ip6tables-nft-restore' },
@@ -31,12 +30,8 @@ function skipReason(): string | undefined {
 const skip = skipReason();
 if (skip) console.warn(`test/firewall-netns.test.ts skipped: ${skip}`);
 
-/** Runs sh -c CMD in the namespace; iptables-nft's "legacy tables present" warning on stderr is not a failure. */
-function inNs(cmd: string, input?: string): string {
-  const r = spawnSync('ip', ['netns', 'exec', NS, 'sh', '-c', cmd], { input, encoding: 'utf8', maxBuffer: 1 << 30 });
-  if (r.status !== 0) throw new Error(`${cmd}: exit ${r.status}: ${r.stderr.trim().split('\n').slice(-3).join(' | ')}`);
-  return r.stdout;
-}
+const netns = ownNetns('decomfw-test');
+const inNs = netns.run;
 
 const saveAll = () => TARGETS.map((t) => ({ ...t, text: inNs(t.save) }));
 const parseAll = (saved: ReturnType<typeof saveAll>): IptablesTable[] =>
@@ -69,14 +64,8 @@ function expectPruned(before: ReturnType<typeof saveAll>, after: ReturnType<type
 }
 
 describe.skipIf(skip)('iptables prune on a real kernel (own netns)', () => {
-  beforeEach(() => {
-    spawnSync('ip', ['netns', 'del', NS]); // a leftover of a killed run, by our own name
-    const r = spawnSync('ip', ['netns', 'add', NS], { encoding: 'utf8' });
-    if (r.status !== 0) throw new Error(`ip netns add ${NS}: ${r.stderr}`);
-  });
-  afterEach(() => {
-    spawnSync('ip', ['netns', 'del', NS]);
-  });
+  beforeEach(netns.make);
+  afterEach(netns.remove);
 
   it("removes a kubespray node's Kubernetes chains and rules in both backends and families, and nothing else", () => {
     const fixture = (f: string) => readFileSync(join(import.meta.dirname, 'fixtures', 'iptables', f), 'utf8');

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isKubernetesChain, mentionsKubernetes, pruneCommands, pruneRestore } from '../src/firewall/iptables.js';
 import { parseIptablesSave } from '../src/probes/parse.js';
-import type { IptablesTable, NodeState } from '../src/probes/state.js';
+import type { IptablesTable } from '../src/probes/state.js';
+import { emptyState } from '../src/probes/index.js';
 import { kubeProxyRuleset } from '../../sandbox/src/services.js';
 import { findings } from '../src/rules/residue.js';
 
@@ -15,12 +16,7 @@ const table = (ts: IptablesTable[], name: string) => ts.find((t) => t.table === 
 
 /** The verify rules' iptables findings for a node with nothing else on it. */
 const iptablesFindings = (iptables: IptablesTable[]) =>
-  findings({
-    iptables,
-    paths: [], processes: new Map(), k8sCgroups: new Map(), listeners: [], mounts: [], netns: [], links: [],
-    nftTables: [], ipvs: [], units: new Map(), runningUnits: new Set(), containers: [], staticPods: [], clusterCAs: [], anchors: [], kubeconfigs: [], bundleTrusts: [], sysctl: [], routes: [], ipsets: [], installed: [], images: [], imagesUnlisted: false, dockerImages: [],
-    cgroups: { hierarchies: [], kube: [] }, iptablesDumps: [],
-  } as unknown as NodeState).filter((f) => f.kind === 'iptables');
+  findings({ ...emptyState(), iptables }).filter((f) => f.kind === 'iptables');
 
 /**
  * What iptables-restore --noflush does with our input, on the parsed model, with

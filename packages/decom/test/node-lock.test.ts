@@ -244,7 +244,7 @@ describe('a fix under the interlocks and the lock, on etcd-restore-phantoms', ()
     expect(lines).toHaveLength(4);
     expect(lines.find((l) => l.startsWith(fixRun))).toMatch(/audit --fix phantom-pod\s+node2\s+exit \d/);
     expect(lines.filter((l) => /^\S+\s+run\s+node2\s+exit [04]$/.test(l))).toHaveLength(3);
-    const shown = decom(['journal', fixRun.slice(0, 18), '--state-dir', state]);
+    const shown = decom(['journal', fixRun.slice(0, 21), '--state-dir', state]);
     expect(shown.code).toBe(0);
     expect(shown.stdout).toMatch(/node2: started, lock acquired/);
     expect(shown.stdout).toMatch(/node2:\s+stop and remove these pods through its CRI.*: exit 0/);

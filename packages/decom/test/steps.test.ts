@@ -165,7 +165,9 @@ describe('the etcd interlock', () => {
       const ours = { ...debian, ...over };
       expect(clusterEtcd(ours), why).toBeDefined();
       expect(findings(ours).map((f) => f.kind).filter((k) => k === 'etcd-data' || k === 'etcd-process' || k === 'listening-port').sort(), why).toEqual(['etcd-data', 'etcd-process', 'listening-port', 'listening-port']);
-      expect(STEPS.etcd!.plan(ours, ctx({ graceSec: 10 })).map((a) => a.what), why).toEqual(['systemctl disable --now etcd.service', 'stop etcd (700)', 'remove etcd data /var/lib/etcd/member']);
+      expect(STEPS.etcd!.plan(ours, ctx({ graceSec: 10 })).map((a) => a.what), why).toEqual(['systemctl disable --now etcd.service', 'stop etcd (700)', 'archive etcd data to /var/backups/decom/R-etcd-data/etcd-data.tar.gz, then remove etcd data /var/lib/etcd/member']);
+      // Archived before it goes: the archive is made, or nothing is removed.
+      expect(STEPS.etcd!.plan(ours, ctx({ graceSec: 10 })).at(-1)?.script, why).toMatch(/tar -C \/ --one-file-system -czf '\/var\/backups\/decom\/R-etcd-data\/etcd-data\.tar\.gz' 'var\/lib\/etcd\/member' && rm -rf/);
     }
   });
 });

@@ -216,8 +216,10 @@ describe('decom verify on the other scenarios', () => {
     expect(code).toBe(0);
     const t = decom(['verify', INVENTORY, 'all']);
     // Another cluster's kubeconfig in a user's home is worth a word, and is not residue.
+    // Each host's facts as found (nothing planted: no CNI config, no kube-proxy), then its warnings.
+    const facts = (n: string) => `runtime containerd ${ssh(n, 'containerd --version').split(/\s+/)[2]}, CNI unknown, kube-proxy unknown`;
     expect(t.stdout).toBe(
-      ['node1', 'node2'].map((n) => `${n}: warning: kubeconfig for another cluster (left alone): /home/alice/.kube/config\n`).join('') + 'node1: clean\nnode2: clean\n',
+      ['node1', 'node2'].map((n) => `${n}: ${facts(n)}\n${n}: warning: kubeconfig for another cluster (left alone): /home/alice/.kube/config\n`).join('') + 'node1: clean\nnode2: clean\n',
     );
   });
 

@@ -25,6 +25,11 @@ program
     "the nodes' containerd: 2 (Debian testing's), 1.7 (trixie's) or 1.6 (Debian 12's, this host's); several, comma-separated: one per node, in turn. docker-runtime nodes keep 1.6, the one Docker runs with",
     '2',
   )
+  .option(
+    '--containerd-paths <paths[,paths…]>',
+    "where containerd keeps its root, state and socket: default (/var/lib/containerd, /run/containerd) or moved (/var/lib/containerd-moved, /run/containerd-moved, set in a conf.d drop-in its config imports; containerd 2 and 1.7 nodes only); several, comma-separated: one per node, in turn",
+    'default',
+  )
   .option('--scenario <name[,name…]>', 'residue to plant on every node; several, comma-separated: one per node, in turn (see `decom sandbox scenarios`)')
   .option('--etcd', 'run a real etcd cluster (Debian etcd-server) on the etcd nodes', false)
   .option(

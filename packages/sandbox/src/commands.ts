@@ -14,6 +14,7 @@ export async function upCommand(o: {
   controlPlanes: string;
   init: string;
   containerd: string;
+  containerdPaths: string;
   scenario?: string;
   etcd: boolean;
   services: string;
@@ -25,6 +26,7 @@ export async function upCommand(o: {
     controlPlanes: wholeNumber('--control-planes', o.controlPlanes),
     init: o.init,
     containerd: o.containerd,
+    containerdPaths: o.containerdPaths,
     scenario: o.scenario ?? null,
     etcd: o.etcd,
     services: wholeNumber('--services', o.services),
@@ -40,7 +42,7 @@ export async function upCommand(o: {
   process.stdout.write(
     [
       `sandbox up: ${state.nodes.length} node(s) in ${secs} s${state.scenario ? `, scenario ${state.scenario}` : ''}${state.etcd ? ', etcd' : ''}${state.services ? `, ${state.services} Services` : ''}`,
-      ...state.nodes.map((n) => `  ${n.name.padEnd(8)} ${n.addr.padEnd(14)} ${n.roles.join(',').padEnd(20)} ${n.init.padEnd(8)} containerd ${n.runtime.containerd.padEnd(22)} ${n.bootState}`),
+      ...state.nodes.map((n) => `  ${n.name.padEnd(8)} ${n.addr.padEnd(14)} ${n.roles.join(',').padEnd(20)} ${n.init.padEnd(8)} containerd ${n.runtime.containerd.padEnd(22)} ${`paths ${n.containerdPaths}`.padEnd(13)} ${n.bootState}`),
       `inventory:   ${f.inventory}`,
       `ssh key:     ${f.key}`,
       `known_hosts: ${f.knownHosts}`,
@@ -71,7 +73,7 @@ export async function statusCommand(output: 'text' | 'json'): Promise<void> {
   process.stdout.write(
     [
       `sandbox in ${s.dir}: ${s.nodes.length} node(s)${s.state.scenario ? `, scenario ${s.state.scenario}` : ''}${s.state.etcd ? ', etcd' : ''}${s.state.services ? `, ${s.state.services} Services` : ''}`,
-      ...s.nodes.map((n) => `  ${n.name.padEnd(8)} ${n.addr.padEnd(14)} ${n.roles.join(',').padEnd(20)} ${n.init.padEnd(8)} containerd ${(n.runtime?.containerd ?? 'unknown').padEnd(22)} ${n.state}`),
+      ...s.nodes.map((n) => `  ${n.name.padEnd(8)} ${n.addr.padEnd(14)} ${n.roles.join(',').padEnd(20)} ${n.init.padEnd(8)} containerd ${(n.runtime?.containerd ?? 'unknown').padEnd(22)} ${`paths ${n.containerdPaths ?? 'default'}`.padEnd(13)} ${n.state}`),
       ...(api ? [`  api      ${api.running ? 'running' : 'stopped'}, kubeconfig ${api.kubeconfig}`] : []),
       '',
     ].join('\n'),

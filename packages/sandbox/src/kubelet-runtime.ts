@@ -120,8 +120,13 @@ export class PodRuntime {
     readonly driver: CgroupDriver,
   ) {}
 
+  /**
+   * The runtime where the kubelet's config says (containerRuntimeEndpoint, a unix:// URL;
+   * containerd's default socket when it says nothing), as the real kubelet dials it.
+   */
   static async connect(driver: CgroupDriver = configValue('cgroupDriver', 'cgroupfs') as CgroupDriver): Promise<PodRuntime> {
-    return new PodRuntime(await CriClient.connect(unixDial(CONTAINERD_SOCKET)), driver);
+    const socket = configValue('containerRuntimeEndpoint', `unix://${CONTAINERD_SOCKET}`).replace(/^unix:\/\//, '');
+    return new PodRuntime(await CriClient.connect(unixDial(socket)), driver);
   }
 
   close(): Promise<void> {

@@ -13,6 +13,8 @@
 #   CHECKOUT_DIR   the checkout (both packages), bound read-only at the same path
 #   NODE_BINDS     lines "HOST_PATH|NODE_PATH": the node's container runtime when it is
 #                  not the host's (runtimes.ts), bound read-only over the host's files
+#   NODE_TMPFS     more dirs (space-separated, absolute) that get a tmpfs of their own:
+#                  a containerd root moved away from /var/lib/containerd
 set -eu
 
 fail() { echo "node-init: $*" >&2; exit 1; }
@@ -77,8 +79,10 @@ ln -s /proc/self/fd/1 "$R/dev/stdout"
 ln -s /proc/self/fd/2 "$R/dev/stderr"
 
 # Runtime dirs. containerd's and Docker's snapshotters cannot sit on overlayfs,
-# so their state gets a tmpfs of its own. A fresh /root hides the host's dotfiles.
-for d in run tmp root var/lib/containerd var/lib/docker; do
+# so their state gets a tmpfs of its own (and a moved containerd root, NODE_TMPFS).
+# A fresh /root hides the host's dotfiles.
+for d in run tmp root var/lib/containerd var/lib/docker ${NODE_TMPFS:-}; do
+  d=${d#/}
   mkdir -p "$R/$d"
   mount -t tmpfs -o mode=0755 "decom-$(echo "$d" | tr / -)" "$R/$d"
 done

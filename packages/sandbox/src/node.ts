@@ -20,6 +20,19 @@ const NODE_INIT = join(dirname(fileURLToPath(import.meta.url)), 'node-init.sh');
 
 export type Init = 'systemd' | 'none';
 
+/**
+ * Where a node's containerd keeps its root, state and socket: its defaults, or
+ * moved elsewhere by a drop-in its config imports (`--containerd-paths moved`).
+ */
+export const CONTAINERD_PATHS = ['default', 'moved'] as const;
+export type ContainerdPaths = (typeof CONTAINERD_PATHS)[number];
+/** A moved node's paths, set in /etc/containerd/conf.d/10-paths.toml. */
+export const MOVED_CONTAINERD = {
+  root: '/var/lib/containerd-moved',
+  state: '/run/containerd-moved',
+  address: '/run/containerd-moved/containerd.sock',
+} as const;
+
 export interface NodeSpec {
   name: string;
   addr: string;
@@ -30,6 +43,8 @@ export interface NodeSpec {
   authorizedKey: string;
   /** The containerd (and CNI plugins) this node runs. */
   runtime: NodeRuntime;
+  /** Where that containerd keeps its root, state and socket. */
+  containerdPaths: ContainerdPaths;
 }
 
 /** A running node: PID 1 of its namespaces as the host sees it, and that process's start time. */
@@ -114,6 +129,7 @@ function writeRootfs(spec: NodeSpec, hostKey: string): void {
     ].join('\n'),
   );
   put('etc/containerd/config.toml', containerdConfig(spec));
+  if (spec.containerdPaths === 'moved') put('etc/containerd/conf.d/10-paths.toml', containerdPathsDropIn(spec));
   // As kubespray installs it: Restart=always brings a killed kubelet back after 10 s.
   put(
     'etc/systemd/system/kubelet.service',
@@ -149,9 +165,15 @@ function writeRootfs(spec: NodeSpec, hostKey: string): void {
  * - the metadata GC's pause_threshold: containerd re-checks whether its GC is due every
  *   (last GC time / pause_threshold), ~30 ms at the default 0.02; 50 nodes on two cores
  *   then spend ~0.3 core waking up. Deletions are collected ~1 s later instead.
+ *
+ * A node whose paths are moved gets, before the first table, `imports = ["conf.d/*.toml"]`
+ * (containerd resolves a relative import against the importing file's dir, and globs it)
+ * and no top-level root or state: the drop-in sets them (containerdPathsDropIn).
  */
-export function containerdConfig(spec: Pick<NodeSpec, 'init' | 'runtime'>): string {
+export function containerdConfig(spec: Pick<NodeSpec, 'init' | 'runtime' | 'containerdPaths'>): string {
   const systemd = spec.init === 'systemd';
+  const moved = spec.containerdPaths === 'moved';
+  const imports = moved ? ['imports = ["conf.d/*.toml"]'] : [];
   const common = [
     '  [plugins."io.containerd.internal.v1.opt"]',
     '    path = "/var/lib/containerd/opt"',
@@ -164,8 +186,7 @@ export function containerdConfig(spec: Pick<NodeSpec, 'init' | 'runtime'>): stri
     const img = 'plugins."io.containerd.cri.v1.images"';
     return [
       'version = 3',
-      'root = "/var/lib/containerd"',
-      'state = "/run/containerd"',
+      ...(moved ? imports : ['root = "/var/lib/containerd"', 'state = "/run/containerd"']),
       '',
       '[plugins]',
       `  [${rt}]`,
@@ -190,6 +211,7 @@ export function containerdConfig(spec: Pick<NodeSpec, 'init' | 'runtime'>): stri
   const cri = 'plugins."io.containerd.grpc.v1.cri"';
   return [
     'version = 2',
+    ...imports,
     '',
     '[plugins]',
     `  [${cri}]`,
@@ -203,6 +225,22 @@ export function containerdConfig(spec: Pick<NodeSpec, 'init' | 'runtime'>): stri
     `      [${cri}.containerd.runtimes.runc.options]`,
     `        SystemdCgroup = ${systemd}`,
     ...common,
+  ].join('\n');
+}
+
+/**
+ * A moved node's drop-in, in its config's schema version: containerd's root, state and
+ * gRPC socket away from their defaults, as an administrator moves them to another disk.
+ */
+export function containerdPathsDropIn(spec: Pick<NodeSpec, 'runtime'>): string {
+  return [
+    `version = ${spec.runtime.family === '2' ? 3 : 2}`,
+    `root = "${MOVED_CONTAINERD.root}"`,
+    `state = "${MOVED_CONTAINERD.state}"`,
+    '',
+    '[grpc]',
+    `  address = "${MOVED_CONTAINERD.address}"`,
+    '',
   ].join('\n');
 }
 
@@ -283,6 +321,8 @@ export async function startNode(spec: NodeSpec): Promise<NodeHandle & { state: s
         NODE_GO: fifo,
         CHECKOUT_DIR,
         NODE_BINDS: spec.runtime.binds.map((b) => `${b.source}|${b.target}`).join('\n'),
+        // containerd's snapshotter cannot sit on the overlay: its moved root gets a tmpfs too.
+        NODE_TMPFS: spec.containerdPaths === 'moved' ? MOVED_CONTAINERD.root : '',
         SHARED_DIR: sharedDir,
         SHARED_MOUNT,
       },

@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { stringify } from 'yaml';
 import { BRIDGE, CGROUP, CGROUP_ROOT, DEFAULT_STATE_DIR, HOST_ADDR, HOST_LINK, MAX_NODES, PREFIX_LEN, files, nodeAddr, stateDir } from './layout.js';
 import { NODE_MONITOR_GRACE_PERIOD, apiClient, apiDir, kubeconfigFile, startApi, stopApi } from './api/control.js';
-import { isAlive, nodeExec, startNode, stopNode, type Init } from './node.js';
+import { CONTAINERD_PATHS, isAlive, nodeExec, startNode, stopNode, type ContainerdPaths, type Init } from './node.js';
 import { requirePrograms, requireRoot } from './prereq.js';
 import { plantScenario } from './scenarios/index.js';
 import { plantCluster } from './scenarios/cluster.js';
@@ -24,6 +24,8 @@ export interface UpOptions {
   init: string;
   /** containerd 2, 1.7 or 1.6 (runtimes.ts): one, or several separated by commas, one per node in turn. Default 2. */
   containerd?: string;
+  /** Where containerd keeps its root, state and socket: default or moved (runtimes 2 and 1.7), one per node in turn. Default `default`. */
+  containerdPaths?: string;
   /** A scenario, or several separated by commas: one per node, in turn. */
   scenario: string | null;
   etcd: boolean;
@@ -54,10 +56,14 @@ const INITS: readonly Init[] = ['systemd', 'none'];
 /** `--init systemd,none`: one PID 1 per node, in turn (as --scenario). */
 export const initList = (text: string): Init[] => choiceList('--init', 'init', text, INITS);
 
+/** `--containerd-paths default,moved`: one per node, in turn (as --containerd). */
+export const containerdPathsList = (text: string): ContainerdPaths[] => choiceList('--containerd-paths', 'paths', text, CONTAINERD_PATHS);
+
 /** Validates flags before anything is built: bad input costs nothing to undo. */
 export function checkUpOptions(o: UpOptions): void {
   initList(o.init);
-  runtimeList(o.containerd ?? DEFAULT_RUNTIME);
+  const families = runtimeList(o.containerd ?? DEFAULT_RUNTIME);
+  const paths = containerdPathsList(o.containerdPaths ?? 'default');
   if (!Number.isInteger(o.nodes) || o.nodes < 1 || o.nodes > MAX_NODES) {
     throw inputError(`--nodes must be a whole number from 1 to ${MAX_NODES}, got ${o.nodes}`);
   }
@@ -72,6 +78,17 @@ export function checkUpOptions(o: UpOptions): void {
     // Its pods go on a first and a last worker, the control plane tainted: two workers at least.
     if (api && o.nodes - o.controlPlanes < 2) {
       throw inputError(`scenario ${api} needs two worker nodes at least: --nodes ${o.controlPlanes + 2} or more with --control-planes ${o.controlPlanes}`);
+    }
+  }
+  // Moved paths are set in a drop-in the config imports: containerd 2 and 1.7 nodes (1.6 is the Docker node's, left as Debian 12 ships it).
+  const scenarios = o.scenario !== null ? scenarioList(o.scenario) : [];
+  for (let i = 0; i < o.nodes; i++) {
+    if (paths[i % paths.length] !== 'moved') continue;
+    if (scenarios.length && scenarios[i % scenarios.length] === 'docker-runtime') {
+      throw inputError(`--containerd-paths: node${i + 1} (docker-runtime) keeps this host's containerd 1.6: its paths cannot be moved; give it default`);
+    }
+    if (families[i % families.length] === '1.6') {
+      throw inputError(`--containerd-paths: node${i + 1} runs containerd 1.6: its paths can be moved with containerd 2 or 1.7 only; give it default`);
     }
   }
   if (!Number.isInteger(o.services) || o.services < 0 || o.services > MAX_SERVICES) {
@@ -188,11 +205,11 @@ export async function up(o: UpOptions): Promise<SandboxState> {
     const peers = Array.from({ length: o.nodes }, (_, i) => ({ name: `node${i + 1}`, addr: nodeAddr(i + 1) }));
     log(`booting ${o.nodes} node${o.nodes > 1 ? 's' : ''} (${describePlan(plan)})`);
     await mapLimit(peers, 12, async (p, i) => {
-      const { init, runtime } = plan[i] as NodePlan;
-      const h = await startNode({ ...p, init, runtime, dir: f.node(p.name), peers, authorizedKey });
+      const { init, runtime, containerdPaths } = plan[i] as NodePlan;
+      const h = await startNode({ ...p, init, runtime, containerdPaths, dir: f.node(p.name), peers, authorizedKey });
       const { state: bootState, ...handle } = h;
       const { binds: _, ...facts } = runtime;
-      state.nodes[i] = { ...p, ...handle, init, runtime: facts, roles: rolesOf(i, o.controlPlanes), bootState };
+      state.nodes[i] = { ...p, ...handle, init, runtime: facts, containerdPaths, roles: rolesOf(i, o.controlPlanes), bootState };
       // Saved as nodes come up, so a failure half-way can still be torn down by state.
       writeFileSync(f.state, JSON.stringify(state, null, 2));
     });
@@ -250,6 +267,7 @@ export async function up(o: UpOptions): Promise<SandboxState> {
 interface NodePlan {
   init: Init;
   runtime: NodeRuntime;
+  containerdPaths: ContainerdPaths;
 }
 
 /**
@@ -260,6 +278,7 @@ interface NodePlan {
 function nodePlan(o: UpOptions, scenarios: ScenarioName[], log: (line: string) => void): NodePlan[] {
   const inits = initList(o.init);
   const families = runtimeList(o.containerd ?? DEFAULT_RUNTIME);
+  const paths = containerdPathsList(o.containerdPaths ?? 'default');
   const resolved = new Map<RuntimeFamily, NodeRuntime>();
   const runtimeOf = (family: RuntimeFamily) => resolved.get(family) ?? (resolved.set(family, resolveRuntime(family)).get(family) as NodeRuntime);
   return Array.from({ length: o.nodes }, (_, i) => {
@@ -268,15 +287,16 @@ function nodePlan(o: UpOptions, scenarios: ScenarioName[], log: (line: string) =
       family = '1.6';
       log(`node${i + 1} (docker-runtime) keeps this host's containerd ${runtimeOf('1.6').containerd}, the one Debian 12's Docker runs with`);
     }
-    return { init: inits[i % inits.length] as Init, runtime: runtimeOf(family) };
+    return { init: inits[i % inits.length] as Init, runtime: runtimeOf(family), containerdPaths: paths[i % paths.length] as ContainerdPaths };
   });
 }
 
-/** "init: systemd; containerd 2.1.9+ds1-5 (Debian testing) with CNI plugins 1.9.1+ds1-1", each distinct value once. */
+/** "init: systemd; containerd 2.1.9+ds1-5 (Debian testing) with CNI plugins 1.9.1+ds1-1", each distinct value once; moved paths named. */
 function describePlan(plan: NodePlan[]): string {
   const inits = [...new Set(plan.map((p) => p.init))].join(', ');
   const runtimes = [...new Set(plan.map((p) => `containerd ${p.runtime.containerd} (${p.runtime.source}) with CNI plugins ${p.runtime.cni}`))].join('; ');
-  return `init: ${inits}; ${runtimes}`;
+  const moved = plan.flatMap((p, i) => (p.containerdPaths === 'moved' ? [`node${i + 1}`] : []));
+  return `init: ${inits}; ${runtimes}${moved.length ? `; containerd paths moved on ${moved.join(', ')}` : ''}`;
 }
 
 /**
@@ -387,6 +407,8 @@ export interface NodeStatus {
   init: Init;
   /** What containerd the node runs (absent in a state written before runtimes were recorded). */
   runtime?: SandboxNode['runtime'];
+  /** Where it keeps its root, state and socket (absent in a state written before they could move). */
+  containerdPaths?: ContainerdPaths;
   alive: boolean;
   state: string;
 }
@@ -400,7 +422,7 @@ export async function status(): Promise<{ dir: string; state: SandboxState | und
       const alive = isAlive(n);
       let s = alive ? 'running' : 'down';
       if (alive && n.init === 'systemd') s = (await nodeExec(n, 'systemctl is-system-running', { timeoutMs: 10_000 })).stdout.trim() || 'unknown';
-      return { name: n.name, addr: n.addr, roles: n.roles, init: n.init, runtime: n.runtime, alive, state: s };
+      return { name: n.name, addr: n.addr, roles: n.roles, init: n.init, runtime: n.runtime, containerdPaths: n.containerdPaths, alive, state: s };
     }),
   );
   return { dir, state, nodes };

@@ -2,7 +2,7 @@
  * The sandbox's shared types. Below every module that uses them (sandbox.ts, etcd.ts,
  * services.ts, scenarios/): they import this, never each other's types.
  */
-import type { Init, NodeHandle } from './node.js';
+import type { ContainerdPaths, Init, NodeHandle } from './node.js';
 import type { ScenarioName } from './scenarios/catalog.js';
 import type { NodeRuntime } from './runtimes.js';
 
@@ -15,6 +15,8 @@ export interface SandboxNode extends NodeHandle {
   roles: Role[];
   /** The containerd it runs: family, exact Debian versions (containerd, CNI plugins), where they came from. */
   runtime: Omit<NodeRuntime, 'binds'>;
+  /** Where that containerd keeps its root, state and socket (`up --containerd-paths`). */
+  containerdPaths: ContainerdPaths;
   /** systemd's `is-system-running` at boot, or `running` for init-less nodes. */
   bootState: string;
   /** The scenario planted on this node. */

@@ -22,7 +22,7 @@ describe('decom sandbox up: bad input', () => {
     const r = decom(['sandbox', 'up', '--scenario', 'kubespray-leftover']);
     expect(r.code).toBe(2);
     expect(oneLine(r.stderr)).toBe(
-      'decom-sandbox: --scenario: unknown scenario "kubespray-leftover"; known: kubespray-leftovers, orphaned-shims, docker-runtime, force-deleted-pods, cluster, etcd-restore-phantoms, stuck-terminating, pdb-blocked, runtime-lost, clean',
+      'decom-sandbox: --scenario: unknown scenario "kubespray-leftover"; known: kubespray-leftovers, orphaned-shims, docker-runtime, force-deleted-pods, field-2026, cluster, etcd-restore-phantoms, stuck-terminating, pdb-blocked, runtime-lost, clean',
     );
     nothingBuilt();
   });
@@ -33,6 +33,19 @@ describe('decom sandbox up: bad input', () => {
       ['--init', 'systemd,openrc', 'decom-sandbox: --init: unknown init "openrc"; known: systemd, none'],
     ] as const) {
       const r = decom(['sandbox', 'up', flag, v]);
+      expect(r.code).toBe(2);
+      expect(oneLine(r.stderr)).toBe(msg);
+    }
+    nothingBuilt();
+  });
+
+  it('rejects an unknown --containerd-paths, and moved paths on a containerd 1.6 or docker-runtime node, naming the node', () => {
+    for (const [args, msg] of [
+      [['--containerd-paths', 'default,elsewhere'], 'decom-sandbox: --containerd-paths: unknown paths "elsewhere"; known: default, moved'],
+      [['--nodes', '3', '--containerd', '2,1.6', '--containerd-paths', 'moved'], 'decom-sandbox: --containerd-paths: node2 runs containerd 1.6: its paths can be moved with containerd 2 or 1.7 only; give it default'],
+      [['--nodes', '2', '--scenario', 'clean,docker-runtime', '--containerd-paths', 'default,moved'], "decom-sandbox: --containerd-paths: node2 (docker-runtime) keeps this host's containerd 1.6: its paths cannot be moved; give it default"],
+    ] as const) {
+      const r = decom(['sandbox', 'up', ...args]);
       expect(r.code).toBe(2);
       expect(oneLine(r.stderr)).toBe(msg);
     }

@@ -12,6 +12,7 @@ import { DEFAULT_FORKS, pool } from '../util/pool.js';
 import { EXIT, foldExit, type ExitCode } from '../util/exit-codes.js';
 import type { ApiSource } from '../cluster/kubeconfig.js';
 import { readCluster, type ClusterRead } from './cluster.js';
+import { hostFacts, type HostFacts } from '../rules/facts.js';
 import { API_KINDS, AUDIT_KINDS, apiFindings, etcdFindings, knownPods, nodeFindings, refusedKinds, type AuditFinding, type AuditKind, type ClusterView } from '../rules/audit.js';
 
 export interface HostAudit {
@@ -23,6 +24,8 @@ export interface HostAudit {
   error?: string;
   findings: AuditFinding[];
   warnings?: string[];
+  /** What the node runs, as found on it. */
+  facts?: HostFacts;
 }
 
 export interface AuditReport {
@@ -112,6 +115,7 @@ export function judge(
     const judged = p.state ? nodeFindings(p.state, known) : { findings: [], unverified: [] };
     const r: HostAudit = { host: h.name, node: nodeNameOf(h), reachable: !!p.state, findings: judged.findings };
     if (p.error) r.error = p.error;
+    if (p.state) r.facts = hostFacts(p.state);
     const warnings = [...(p.state && p.state.uid !== 0 ? [`the probe ran as uid ${p.state.uid}, not root: some pod traces may be hidden (set ansible_become)`] : []), ...judged.unverified];
     if (warnings.length) r.warnings = warnings;
     return r;

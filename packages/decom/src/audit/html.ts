@@ -6,6 +6,7 @@
 import type { AuditReport } from './audit.js';
 import { notCheckedLines, rows, xml as esc } from './report.js';
 import { AUDIT_KINDS, type AuditKind } from '../rules/audit.js';
+import { factsLine } from '../rules/facts.js';
 
 /** A colour per kind (a cell with findings has it); clean cells are pale grey, unchecked ones hatched. */
 export const KIND_COLOURS: Record<AuditKind, string> = {
@@ -38,7 +39,9 @@ export function renderHtml(r: AuditReport): string {
         const text = state === 'found' ? `<a href="#${id(x.name, k)}">${n}</a>` : state === 'clean' ? '0' : state === 'unchecked' ? '–' : '?';
         return `<td class="cell ${state}" data-host="${esc(x.name)}" data-kind="${k}" data-count="${n}"${style}>${text}</td>`;
       }).join('');
-      return `<tr><th scope="row">${esc(x.name)}${x.reachable ? '' : ` <small>(${esc(x.error ?? 'not checked')})</small>`}</th>${cells}</tr>`;
+      const facts = r.hosts.find((h) => h.host === x.name)?.facts;
+      const said = facts ? ` <small class="facts">${esc(factsLine(facts))}</small>` : '';
+      return `<tr><th scope="row">${esc(x.name)}${x.reachable ? said : ` <small>(${esc(x.error ?? 'not checked')})</small>`}</th>${cells}</tr>`;
     })
     .join('\n');
   const details = all
@@ -72,6 +75,7 @@ td.clean{background:${CLEAN_COLOUR};color:#999}
 td.found a{color:#fff;font-weight:bold;text-decoration:none;display:block;line-height:2em}
 td.unchecked{background:repeating-linear-gradient(45deg,#f6f6f6,#f6f6f6 4px,#ddd 4px,#ddd 8px);color:#777}
 td.unreachable{background:#222;color:#fff}
+small.facts{color:#666;margin-left:.5em}
 .swatch{display:inline-block;width:.9em;height:.9em;margin-right:.4em;vertical-align:-.1em}
 code{font-size:12px}
 </style></head><body>

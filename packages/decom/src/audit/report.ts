@@ -7,6 +7,7 @@ import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { inputError } from '../util/errors.js';
 import { dirname, basename, join } from 'node:path';
 import { printable } from '../verify/report.js';
+import { factsLine } from '../rules/facts.js';
 import { ownsClusterRow, type AuditReport } from './audit.js';
 import { AUDIT_KINDS, type AuditFinding, type AuditKind } from '../rules/audit.js';
 
@@ -68,6 +69,8 @@ export function renderTable(r: AuditReport, opts: { details?: boolean } = {}): s
   out.push('');
   for (const x of all) {
     if (x.error) out.push(`${printable(x.name)}: NOT CHECKED: ${printable(x.error)}`);
+    const facts = r.hosts.find((h) => h.host === x.name)?.facts;
+    if (facts) out.push(`${printable(x.name)}: ${printable(factsLine(facts))}`);
     for (const w of r.hosts.find((h) => h.host === x.name)?.warnings ?? []) out.push(`${printable(x.name)}: warning: ${printable(w)}`);
     for (const k of AUDIT_KINDS) {
       const fs = x.findings.filter((f) => f.kind === k);

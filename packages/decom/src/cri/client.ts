@@ -6,6 +6,7 @@
 // through a byte stream it already has (an SSH channel to /run/containerd/containerd.sock);
 // @grpc/grpc-js only dials addresses itself. Unary calls need little: a 5-byte frame
 // prefix, four request headers, and the status from the trailers.
+import { CONTAINERD_DEFAULTS } from './containerd-config.js';
 import http2 from 'node:http2';
 import net from 'node:net';
 import { readFileSync } from 'node:fs';
@@ -18,8 +19,8 @@ export type ApiVersion = 'v1' | 'v1alpha2';
 /** A runtime's local socket, for callers on the node itself (the sandbox's kubelet stand-in). */
 export const unixDial = (path: string): Dial => () => net.connect(path);
 
-/** Where containerd serves its API and its CRI plugin. */
-export const CONTAINERD_SOCKET = '/run/containerd/containerd.sock';
+/** Where containerd serves its API and its CRI plugin when its config does not move it. */
+export const CONTAINERD_SOCKET = CONTAINERD_DEFAULTS.address;
 
 // --- the messages, camelCase as protobufjs converts them; enums by name -------------------
 

@@ -30,14 +30,11 @@ export function killProcesses(s: NodeState, pids: Iterable<number>): NodeState {
   };
 }
 
-import { K8S_BUNDLES } from '../probes/script.js';
+import { criSandboxes, k8sBundles, stateDirs } from '../probes/script.js';
 
-/** The CRI's per-sandbox dir (its /dev/shm is mounted there): RemovePodSandbox unmounts it. */
-const CRI_SANDBOXES = '/run/containerd/io.containerd.grpc.v1.cri/sandboxes/';
-
-/** A mount the runtime made for one of these containers: its task's rootfs, a sandbox's shm. */
-const ownedBy = (target: string, ids: ReadonlySet<string>) =>
-  [K8S_BUNDLES, CRI_SANDBOXES].some((dir) => target.startsWith(dir) && ids.has(target.slice(dir.length).split('/')[0] ?? ''));
+/** A mount the runtime made for one of these containers: its task's rootfs, a sandbox's shm (in the CRI's per-sandbox dir, which RemovePodSandbox unmounts). */
+const ownedBy = (state: string, target: string, ids: ReadonlySet<string>) =>
+  stateDirs(state).flatMap((d) => [k8sBundles(d), criSandboxes(d)]).some((dir) => target.startsWith(dir) && ids.has(target.slice(dir.length).split('/')[0] ?? ''));
 
 /** Containers removed through their runtime: their processes, shims and runtime mounts go with them. */
 export function removeContainers(s: NodeState, gone: (c: Container) => boolean): NodeState {
@@ -51,7 +48,7 @@ export function removeContainers(s: NodeState, gone: (c: Container) => boolean):
   return {
     ...next,
     containers: s.containers.filter((c) => !ids.has(c.id)),
-    mounts: next.mounts.filter((m) => !ownedBy(m.target, ids)),
+    mounts: next.mounts.filter((m) => !ownedBy(s.containerd.state, m.target, ids)),
   };
 }
 

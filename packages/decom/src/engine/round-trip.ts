@@ -5,7 +5,8 @@
  * back in sections marked like the probe's, so nothing an action prints can forge one.
  */
 import type { Transport } from '../transport/types.js';
-import { newNonce, stateFromSections, unfinishedProbe, type NodeState, type View } from '../probes/index.js';
+import { newNonce, probedElsewhere, probeNode, stateFromSections, unfinishedProbe, type NodeState, type View } from '../probes/index.js';
+import { CONTAINERD_DEFAULTS, type ContainerdPaths } from '../cri/containerd-config.js';
 import { probeBody, scriptPrelude } from '../probes/script.js';
 import { splitSections } from '../probes/parse.js';
 import type { Action, ActionResult } from './step.js';
@@ -18,7 +19,7 @@ const EXCERPT = 2000;
 const excerpt = (s: string): string =>
   s.length <= EXCERPT ? s : `${s.slice(0, EXCERPT / 2)}\n…(${s.length - EXCERPT} bytes)…\n${s.slice(-EXCERPT / 2)}`;
 
-export function roundTripScript(nonce: string, actions: readonly Action[], views: ReadonlySet<View>, preamble = ''): string {
+export function roundTripScript(nonce: string, actions: readonly Action[], views: ReadonlySet<View>, preamble = '', rt: ContainerdPaths = CONTAINERD_DEFAULTS, daemon?: string): string {
   const acts = actions
     .map((a, i) => {
       const run = `( ${a.script}\n) 2>&1; RC=$?`;
@@ -31,7 +32,7 @@ export function roundTripScript(nonce: string, actions: readonly Action[], views
   const guarded = actions.some((a) => a.guard);
   const guardFile = guarded ? 'GUARD_OUT=$(mktemp) || GUARD_OUT=/dev/null\n' : '';
   const cleanup = guarded ? '\n[ "$GUARD_OUT" = /dev/null ] || rm -f "$GUARD_OUT"' : '';
-  return `${scriptPrelude(nonce)}${preamble}\n${guardFile}${acts}${cleanup}\n${probeBody(views)}exit 0\n`;
+  return `${scriptPrelude(nonce, rt)}${preamble}\n${guardFile}${acts}${cleanup}\n${probeBody(views, rt, daemon)}exit 0\n`;
 }
 
 export interface RoundTrip {
@@ -46,7 +47,8 @@ export async function roundTrip(
   o: { actions: readonly Action[]; views: ReadonlySet<View>; prev?: NodeState; sudo: boolean; timeoutSec: number; preamble?: string },
 ): Promise<RoundTrip> {
   const nonce = newNonce();
-  const r = await t.exec(FROM_STDIN, { stdin: roundTripScript(nonce, o.actions, o.views, o.preamble), sudo: o.sudo, timeoutSec: o.timeoutSec });
+  const rt = o.prev?.containerd ?? CONTAINERD_DEFAULTS;
+  const r = await t.exec(FROM_STDIN, { stdin: roundTripScript(nonce, o.actions, o.views, o.preamble, rt, o.prev?.containerdDaemon), sudo: o.sudo, timeoutSec: o.timeoutSec });
   const sections = splitSections(r.stdout, nonce);
   const results: ActionResult[] = o.actions.map((a, i) => {
     const rc = sections.get(`rc-${i}`)?.trim();
@@ -60,5 +62,8 @@ export async function roundTrip(
     Object.assign(err, { results });
     throw err;
   }
-  return { state: stateFromSections(sections, o.prev), results, sections };
+  const state = stateFromSections(sections, o.prev);
+  // The node's containerd config puts its paths elsewhere (first sight of it, or it changed): look again there, probe only.
+  if (probedElsewhere(rt, state.containerd, o.views)) return { state: await probeNode(t, { views: o.views, prev: state, sudo: o.sudo, timeoutSec: o.timeoutSec }), results, sections };
+  return { state, results, sections };
 }

@@ -1,15 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import type { Transport } from '../transport/types.js';
 import { TransportError } from '../transport/types.js';
-import { ALL_VIEWS, probeScript, type View } from './script.js';
+import { ALL_VIEWS, installPaths, probeScript, statePaths, type View } from './script.js';
+import { CONTAINERD_DEFAULTS, containerdPaths, type ContainerdPaths } from '../cri/containerd-config.js';
 import {
   parseCertificates, parseCgroups, parseCrictl, parseKubeconfigs, parseCtr, parseDocker, parseDockerImages, parseEtcd, parseInstalled, parseIpvs, parseIptablesSave, parseLinks, parseManifests,
-  json, sandboxNetns, mergeCniNat, parseCrictlEndpoint, parseRuntimes, parseKubeCgroups, parseMeta, parseMountinfo, parseNetns, parseLeases, parseNftTables, parsePaths, parsePodTraces, parseProcs, parseRoutes, parseSs, parseSystemctlShow, splitSections,
+  json, sandboxNetns, mergeCniNat, parseContainerdArgs, parseContainerdFiles, parseEtcdDirs, parseFacts, parseCrictlEndpoint, parseRuntimes, parseKubeCgroups, parseMeta, parseMountinfo, parseNetns, parseLeases, parseNftTables, parsePaths, parsePodTraces, parseProcs, parseRoutes, parseSs, parseSystemctlShow, splitSections,
 } from './parse.js';
 import type { NodeState } from './state.js';
 
 export type { Container, NodeState, Proc } from './state.js';
-export { ALL_VIEWS, AUDIT_VIEWS, NARROWER, PURGE_VIEWS, VIEWS, type View } from './script.js';
+export { ALL_VIEWS, AUDIT_VIEWS, NARROWER, PURGE_VIEWS, VIEWS, withFacts, type View } from './script.js';
+export type { NodeFacts } from './state.js';
 
 /** A node with nothing on it: what a partial probe starts from (and what tests build on). */
 export const emptyState = (): NodeState => ({ hostname: '', machineId: '', pid1: '', uid: 0, tools: new Set(), ...EMPTY() });
@@ -20,6 +22,7 @@ const EMPTY = (): Omit<NodeState, 'hostname' | 'machineId' | 'pid1' | 'uid' | 't
   clusterCAs: [], anchors: [], kubeconfigs: [], bundleTrusts: [], sysctl: [], routes: [], ipsets: [], installed: [], images: [], imagesUnlisted: false, dockerImages: [],
   pods: { dirs: [], netnsInodes: new Map(), procNetns: new Map(), leases: [] },
   cgroups: { hierarchies: [], kube: [] }, iptablesDumps: [],
+  containerd: CONTAINERD_DEFAULTS, etcdDirs: new Map(), facts: { runtimes: [], cniTypes: [] }, purge: false,
 });
 
 /** The firewall view's iptables-save sections, by backend and family. */
@@ -40,6 +43,29 @@ export function stateFromSections(s: Map<string, string>, prev?: NodeState): Nod
   const meta = parseMeta(get('meta'));
   const base: NodeState = prev ?? { ...meta, ...EMPTY() };
   const st: NodeState = { ...base, ...meta };
+  if (has('facts')) st.facts = parseFacts(get('facts'));
+  const daemon = parseContainerdArgs(get('containerd-args'), get('containerd-config'));
+  // A running daemon keeps the paths it started with: its config changed on disk (a drop-in
+  // the purge removed) says where the next start will look, not where this one does.
+  const sameDaemon = daemon.daemon !== undefined && daemon.daemon === base.containerdDaemon;
+  if (has('containerd-config') && !sameDaemon && !get('containerd-config').startsWith('#same')) {
+    const { files } = parseContainerdFiles(get('containerd-config'));
+    // How a config merges depends on the daemon's version, where the node said it (and decom can read it).
+    const version = st.facts.runtimes.find((r) => r.name === 'containerd')?.version;
+    const said = version && /^\d+\.\d+/.test(version) ? { version } : undefined;
+    try {
+      st.containerd = containerdPaths(files, daemon.flags, said);
+      delete st.containerdConfigError;
+    } catch (e) {
+      // containerd itself would refuse this config: its command line and defaults are all decom can go by.
+      st.containerd = containerdPaths([], daemon.flags);
+      st.containerdConfigError = (e as Error).message;
+    }
+  }
+  if (has('containerd-args')) {
+    if (daemon.daemon) st.containerdDaemon = daemon.daemon;
+    else delete st.containerdDaemon;
+  }
   if (has('paths')) {
     st.paths = parsePaths(get('paths'));
     st.clusterCAs = parseCertificates(get('cluster-cas'));
@@ -51,6 +77,7 @@ export function stateFromSections(s: Map<string, string>, prev?: NodeState): Nod
   if (has('stat')) {
     st.processes = parseProcs(get('stat'), get('cmdline'));
     st.k8sCgroups = parseCgroups(get('cgroups'));
+    st.etcdDirs = parseEtcdDirs(get('etcd-dirs'));
   }
   if (has('listen')) st.listeners = parseSs(get('listen'));
   if (has('mountinfo')) st.mounts = parseMountinfo(get('mountinfo'));
@@ -72,6 +99,7 @@ export function stateFromSections(s: Map<string, string>, prev?: NodeState): Nod
     st.iptablesDumps = base.iptablesDumps.filter((d) => d.backend !== 'nft');
   }
   if (has('installed')) {
+    st.purge = true;
     st.installed = parseInstalled(get('installed'), get('installed-owners'), meta.tools);
     const images = get('images').split('\n').map((l) => l.trim()).filter(Boolean);
     st.imagesUnlisted = images.includes('#containerd-stopped');
@@ -83,7 +111,7 @@ export function stateFromSections(s: Map<string, string>, prev?: NodeState): Nod
     st.units = parseSystemctlShow(get('systemd'));
   }
   if (has('task-bundles')) {
-    st.crictl = parseCrictlEndpoint(get('crictl-endpoint'));
+    st.crictl = parseCrictlEndpoint(get('crictl-endpoint'), st.containerd.address);
     // crictl's objects are containerd's only where crictl talks to containerd (on a cri-dockerd node they are Docker's, listed below).
     // …and only when both its answers are whole JSON (cut off by its timeout, they say nothing).
     const crictl = meta.tools.has('crictl') && st.crictl.runtime === 'containerd' && json(get('crictl-pods')) !== undefined && json(get('crictl-containers')) !== undefined;
@@ -123,14 +151,38 @@ export function unfinishedProbe(host: string, r: { code: number; stdout: string;
 
 export const newNonce = (): string => randomBytes(8).toString('hex');
 
+/**
+ * Whether a probe written for containerd at `used` looked in the wrong places: the node's
+ * config (read in the same trip) puts its state, socket or plugin dirs elsewhere. Only
+ * then does a probe go again, once; a node whose config keeps these where decom first
+ * looks pays nothing.
+ */
+export function probedElsewhere(used: ContainerdPaths, found: ContainerdPaths, views: ReadonlySet<View>): boolean {
+  // Only what the script of these views is written from.
+  const key = (p: ContainerdPaths) =>
+    JSON.stringify([
+      views.has('containers') ? [p.state, p.address] : [],
+      views.has('files') ? statePaths(p) : [],
+      views.has('install') ? [p.address, installPaths(p)] : [],
+      views.has('facts') ? p.cniConfDirs : [],
+    ]);
+  return key(used) !== key(found);
+}
+
 /** One exec, one round trip: everything decom needs to know about the node (or the views asked for, on top of `prev`). */
 export async function probeNode(
   t: Transport,
   opts: { sudo?: boolean; timeoutSec?: number; views?: ReadonlySet<View>; prev?: NodeState } = {},
 ): Promise<NodeState> {
-  const nonce = newNonce();
-  const r = await t.exec(probeScript(nonce, opts.views ?? ALL_VIEWS), { sudo: opts.sudo, timeoutSec: opts.timeoutSec ?? 60 });
-  const sections = splitSections(r.stdout, nonce);
-  if (!sections.has('end')) throw unfinishedProbe(t.host, r, nonce);
-  return stateFromSections(sections, opts.prev);
+  let used = opts.prev?.containerd ?? CONTAINERD_DEFAULTS;
+  for (let trip = 1; ; trip++) {
+    const nonce = newNonce();
+    const r = await t.exec(probeScript(nonce, opts.views ?? ALL_VIEWS, used, trip === 1 ? opts.prev?.containerdDaemon : undefined), { sudo: opts.sudo, timeoutSec: opts.timeoutSec ?? 60 });
+    const sections = splitSections(r.stdout, nonce);
+    if (!sections.has('end')) throw unfinishedProbe(t.host, r, nonce);
+    const state = stateFromSections(sections, opts.prev);
+    // A second look at the config's paths is final: a config that changes between two trips is not chased.
+    if (trip === 2 || !probedElsewhere(used, state.containerd, opts.views ?? ALL_VIEWS)) return state;
+    used = state.containerd;
+  }
 }

@@ -2,7 +2,7 @@
  * Pure parsers: raw probe output in, typed views out. Each one takes the text a
  * single command prints and is tested on real output of that command.
  */
-import type { Container, EtcdView, RuntimeStatus, IptablesTable, Kubeconfig, KubeCgroup, KubeCgroups, Link, Listener, Mount, PodTraces, Proc, Route, StaticPod, Unit } from './state.js';
+import type { Container, EtcdView, NodeFacts, RuntimeStatus, IptablesTable, Kubeconfig, KubeCgroup, KubeCgroups, Link, Listener, Mount, PodTraces, Proc, Route, StaticPod, Unit } from './state.js';
 import { INSTALL_PATHS, type InstallKind, type StatePathKind } from './script.js';
 
 const lines = (s: string): string[] => s.split('\n').filter((l) => l.trim() !== '');
@@ -390,12 +390,14 @@ export function parseRuntimes(text: string, answered: { containerd: boolean; doc
  * Which runtime crictl talks to: /etc/crictl.yaml's runtime-endpoint, else the first
  * of crictl's default sockets that exists (the `crictl-endpoint` section).
  */
-export function parseCrictlEndpoint(text: string): { endpoint?: string; runtime?: 'containerd' | 'docker' | 'other' } {
+export function parseCrictlEndpoint(text: string, containerdAddress?: string): { endpoint?: string; runtime?: 'containerd' | 'docker' | 'other' } {
   const ls = lines(text);
   const set = ls.map((x) => /^\s*runtime-endpoint:\s*['"]?([^'"\s#]+)/.exec(x)?.[1]).find(Boolean);
   const endpoint = set ?? ls.find((x) => x.startsWith('socket '))?.slice('socket '.length);
   if (!endpoint) return {};
-  const runtime = /dockershim|cri-dockerd/.test(endpoint) ? 'docker' : /containerd/.test(endpoint) ? 'containerd' : 'other';
+  // containerd's socket where its config puts it is containerd's, whatever its name.
+  const own = containerdAddress !== undefined && endpoint.replace(/^unix:\/\//, '') === containerdAddress;
+  const runtime = /dockershim|cri-dockerd/.test(endpoint) ? 'docker' : own || /containerd/.test(endpoint) ? 'containerd' : 'other';
   return { endpoint, runtime };
 }
 
@@ -654,6 +656,72 @@ export function parseLeases(text: string): PodTraces['leases'] {
     // host-local >= 0.8 ends the ID's line with \r (then the interface name): not part of the ID.
     const m = /^(\/var\/lib\/cni\/networks\/([^/]+)\/([^/\t]+))\t(.*)\r?$/.exec(l);
     if (m && /^[0-9a-fA-F.:]+$/.test(m[3] as string)) out.push({ file: m[1] as string, network: m[2] as string, ip: m[3] as string, sandbox: (m[4] as string).trim() });
+  }
+  return out;
+}
+
+/**
+ * The running containerd as PID:START (the `containerd-args` section's `daemon` line),
+ * and the flags that set its paths among its (or its unit's) arguments, which lead the
+ * `containerd-config` section as `arg X` NUL records.
+ */
+export function parseContainerdArgs(argsText: string, configText = ''): { daemon?: string; flags: { root?: string; state?: string; address?: string } } {
+  const daemon = lines(argsText).find((l) => l.startsWith('daemon '))?.slice(7).trim();
+  const args = configText.split('\0').map((r) => r.replace(/^\n/, '')).filter((r) => r.startsWith('arg ')).map((r) => r.slice(4));
+  const flags: { root?: string; state?: string; address?: string } = {};
+  const names: Record<string, keyof typeof flags> = { '--root': 'root', '--state': 'state', '--address': 'address', '-a': 'address' };
+  args.forEach((a, i) => {
+    const eq = a.indexOf('=');
+    const flag = names[eq > 0 ? a.slice(0, eq) : a];
+    if (!flag) return;
+    const value = eq > 0 ? a.slice(eq + 1) : args[i + 1];
+    if (value !== undefined && !value.startsWith('-')) flags[flag] = value;
+  });
+  return { ...(daemon ? { daemon } : {}), flags };
+}
+
+/** The `containerd-config` section: "file PATH" NUL TEXT NUL records, and "missing PATH" NUL for a named file that is not there. */
+export function parseContainerdFiles(text: string): { files: { path: string; text: string }[]; missing: string[] } {
+  const recs = text.split('\0');
+  const files: { path: string; text: string }[] = [];
+  const missing: string[] = [];
+  for (let i = 0; i < recs.length; i++) {
+    const r = (recs[i] as string).replace(/^\n/, '');
+    if (r.startsWith('file ')) files.push({ path: r.slice(5), text: recs[++i] ?? '' });
+    else if (r.startsWith('missing ')) missing.push(r.slice(8));
+  }
+  return { files, missing };
+}
+
+/** The `etcd-dirs` section: "etcd TAB PID TAB CWD TAB KEY=VALUE TAB…" per running etcd (its ETCD_DATA_DIR, ETCD_NAME, ETCD_CONFIG_FILE). */
+export function parseEtcdDirs(text: string): Map<number, { cwd: string; env: Record<string, string> }> {
+  const out = new Map<number, { cwd: string; env: Record<string, string> }>();
+  for (const l of text.split('\n')) {
+    const [tag, pid, cwd, ...kvs] = l.split('\t');
+    if (tag !== 'etcd' || !/^\d+$/.test(pid ?? '')) continue;
+    const env = Object.fromEntries(kvs.filter((kv) => kv.includes('=')).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+    out.set(Number(pid), { cwd: cwd ?? '', env });
+  }
+  return out;
+}
+
+/** The `facts` section, as found: each runtime's `--version` line, the CNI config file picked and its plugins' types, kube-proxy's answer. */
+export function parseFacts(text: string): NodeFacts {
+  const out: NodeFacts = { runtimes: [], cniTypes: [] };
+  for (const l of lines(text)) {
+    const m = /^(containerd|docker|crio) (.*)$/.exec(l);
+    if (m) {
+      const said = (m[2] as string).trim();
+      // "containerd github.com/containerd/containerd/v2 2.1.9+ds1 …", "Docker version 20.10.24+dfsg1, build …", "Version:  1.30.4".
+      const version = m[1] === 'containerd' ? said.split(/\s+/)[2] : m[1] === 'docker' ? /version ([^,\s]+)/i.exec(said)?.[1] : /version:?\s+(\S+)/i.exec(said)?.[1];
+      out.runtimes.push({ name: m[1] as 'containerd' | 'docker' | 'crio', ...(version ? { version } : {}) });
+    } else if (l.startsWith('cni-file ')) out.cniFile = l.slice(9);
+    else if (l.startsWith('kube-proxy-mode ')) out.kubeProxyMode = l.slice(16).trim();
+    else if (l.startsWith('kube-proxy-left ')) out.kubeProxyLeft = l.slice(16).trim();
+    else {
+      const t = /^"type"\s*:\s*"([^"]*)"$/.exec(l);
+      if (t) out.cniTypes.push(t[1] as string);
+    }
   }
   return out;
 }

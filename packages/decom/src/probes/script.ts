@@ -10,12 +10,17 @@
  * on a stale socket), and `timeout` only around clients that can hang on a daemon.
  */
 
+import { CONTAINERD_CONFIG, CONTAINERD_DEFAULTS, type ContainerdPaths } from '../cri/containerd-config.js';
+import { shQuote } from '../util/run.js';
+
 /** Paths whose entries are Kubernetes' state, by finding kind. Globs, expanded by the node's sh. */
 export const STATE_PATHS = {
   'static-pod-manifest': ['/etc/kubernetes/manifests/*'],
   'kubernetes-config': ['/etc/kubernetes/*'],
   'kubelet-state': ['/var/lib/kubelet/*', '/var/lib/kubelet/pods/*'],
-  'cni-config': ['/etc/cni/net.d/*'],
+  // The CNI configs (containerd's conf dirs, added per node), and what Cilium writes beside
+  // them: its kernel settings' override, and the other CNIs' configs it renamed aside (*.cilium_bak).
+  'cni-config': ['/etc/cni/net.d/*', '/etc/sysctl.d/99-zzz-override_cilium.conf'],
   'cni-state': [
     '/var/lib/cni/*', '/var/lib/cni/networks/*/*', '/run/flannel/*', '/etc/flannel',
     '/var/lib/calico', '/run/calico', '/etc/calico', '/var/lib/kube-router', '/etc/cilium',
@@ -27,7 +32,55 @@ export const STATE_PATHS = {
   'pod-logs': ['/var/log/pods/*', '/var/log/containers/*'],
   // Cilium's maps and programs pinned on the BPF filesystem outlive the agent.
   'bpf-pin': ['/sys/fs/bpf/tc/globals/cilium_*', '/sys/fs/bpf/cilium'],
+  // CDI specs the cluster's device drivers wrote for their claims in containerd's transient spec dirs (per node).
+  'cdi-spec': [] as string[],
+  // What an administrator may have written for the runtime: static CDI specs, NRI plugins and their
+  // configs, containerd's conf.d drop-ins (per node). Warned about; removed only with --purge.
+  'runtime-config': [] as string[],
 } as const;
+
+/** Spec dirs below /run hold what drivers write while they run; the others are static (an administrator's). */
+const transient = (dir: string) => /^\/(var\/)?run\//.test(dir);
+
+/**
+ * Dirs a config may name that hold far more than the runtime's files: never taken
+ * whole, whatever a config says (a `conf_dir = "/etc"` must not make /etc residue).
+ */
+const SYSTEM_DIRS = new Set(['/', '/bin', '/sbin', '/boot', '/dev', '/etc', '/home', '/lib', '/lib64', '/opt', '/proc', '/root', '/run', '/srv', '/sys', '/tmp', '/usr', '/var', '/usr/bin', '/usr/sbin', '/usr/lib', '/usr/lib64', '/usr/libexec', '/usr/local', '/usr/local/bin', '/usr/local/sbin', '/usr/local/lib', '/usr/share', '/var/lib', '/var/run', '/var/log', '/var/tmp', '/etc/systemd', '/etc/default']);
+
+/** A dir from the node's config, quoted as the prefix of the probe's globs; undefined for one decom does not take (relative, with `..`, a system dir). */
+export function configDir(dir: string): string | undefined {
+  const d = dir.replace(/\/+$/, '') || '/';
+  if (!d.startsWith('/') || SYSTEM_DIRS.has(d) || d.split('/').includes('..')) return undefined;
+  return shQuote(d);
+}
+
+/** Globs (as sh reads them) of the entries of `dirs` named by `patterns`: each dir quoted (a config's value is anyone's text), the pattern not. */
+const entries = (dirs: readonly string[], patterns: readonly string[] = ['*']): string[] =>
+  dirs.flatMap((d) => {
+    const q = configDir(d);
+    return q ? patterns.map((p) => `${q}/${p}`) : [];
+  });
+
+/**
+ * The state paths of one node: the fixed ones, and those its containerd config names:
+ * CNI configs in its other conf dirs (the extensions libcni reads, and Cilium's
+ * renamed ones); in its transient CDI spec dirs, the specs named as drivers name a
+ * claim's (VENDOR-CLASS_ID, the CDI library's transient names), while any other spec
+ * there (a toolkit's generated one) is an administrator's; static CDI specs, NRI
+ * plugins and their configs, and the conf.d drop-ins it imports.
+ */
+export function statePaths(rt: ContainerdPaths): Record<StatePathKind, readonly string[]> {
+  const defaultConf = (d: string) => d.replace(/\/+$/, '') === '/etc/cni/net.d';
+  const dropIns = rt.files.slice(1).filter((f) => /\/conf\.d\/[^/]+$/.test(f)).map(shQuote);
+  const runtimeDirs = rt.cdiSpecDirs.filter(transient);
+  return {
+    ...STATE_PATHS,
+    'cni-config': [...STATE_PATHS['cni-config'], ...entries(rt.cniConfDirs.filter((d) => !defaultConf(d)), ['*.conf', '*.conflist', '*.json', '*.cilium_bak'])],
+    'cdi-spec': entries(runtimeDirs, ['*-*_*.json', '*-*_*.yaml']),
+    'runtime-config': [...entries(rt.cdiSpecDirs.filter((d) => !transient(d))), ...entries(runtimeDirs), ...entries(rt.nriPluginDirs), ...entries(rt.nriConfDirs), ...dropIns],
+  };
+}
 
 /**
  * Shared paths holding a Kubernetes file only by content: kubespray's nginx-proxy
@@ -67,6 +120,12 @@ export const INSTALL_PATHS = {
 } as const;
 export type InstallKind = keyof typeof INSTALL_PATHS;
 
+/** The installation footprint of one node: the CNI plugins where its containerd config says they are (never a system dir). */
+export const installPaths = (rt: ContainerdPaths): Record<InstallKind, readonly string[]> => ({
+  ...INSTALL_PATHS,
+  'installed-binary': [...INSTALL_PATHS['installed-binary'], ...rt.cniBinDirs.filter((d) => d.replace(/\/+$/, '') !== '/opt/cni/bin').flatMap((d) => configDir(d) ?? [])],
+});
+
 /** The cluster's CAs as kubeadm and kubespray lay them out: what trust anchors and kubeconfigs are judged against. */
 export const CLUSTER_CAS = ['/etc/kubernetes/pki/ca.crt', '/etc/kubernetes/ssl/ca.crt', '/etc/ssl/etcd/ssl/ca.pem'];
 /** Kubeconfigs outside /etc/kubernetes that may hold this cluster's credentials (judged by content). */
@@ -78,10 +137,27 @@ export const CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
 export type StatePathKind = keyof typeof STATE_PATHS;
 
 /**
+ * nftables tables the cluster's components make, by family and name: kube-proxy's
+ * nftables mode, Calico's nftables dataplane (Felix), Flannel's nftables mode; the
+ * shapes each writes are in test/fixtures/nft (with the source each follows). Looked up,
+ * backed up and deleted by name only: a table of anyone else's is never listed.
+ */
+export const NFT_TABLES: readonly { family: string; name: string; owner: string }[] = [
+  { family: 'ip', name: 'kube-proxy', owner: "kube-proxy's nftables mode" },
+  { family: 'ip6', name: 'kube-proxy', owner: "kube-proxy's nftables mode" },
+  { family: 'ip', name: 'calico', owner: "Calico's nftables dataplane" },
+  { family: 'ip6', name: 'calico', owner: "Calico's nftables dataplane" },
+  // Felix makes its ARP table wherever the kernel has nftables, in its iptables mode too (from 3.32).
+  { family: 'arp', name: 'calico-arp', owner: "Calico's ARP table" },
+  { family: 'ip', name: 'flannel-ipv4', owner: "Flannel's nftables mode" },
+  { family: 'ip6', name: 'flannel-ipv6', owner: "Flannel's nftables mode" },
+];
+
+/**
  * What a probe can be asked for. A reset step re-probes only the views its work
  * shows in (one round trip, a fraction of the full probe's cost); verify asks for all.
  */
-export const VIEWS = ['files', 'processes', 'sockets', 'mounts', 'netns', 'links', 'firewall', 'cni-firewall', 'units', 'containers', 'kubelet', 'etcd', 'cgroups', 'install', 'pods'] as const;
+export const VIEWS = ['files', 'processes', 'sockets', 'mounts', 'netns', 'links', 'firewall', 'cni-firewall', 'units', 'containers', 'kubelet', 'etcd', 'cgroups', 'install', 'pods', 'facts'] as const;
 export type View = (typeof VIEWS)[number];
 /**
  * Views that read again only a part of a bigger one, for a step whose side effects
@@ -90,15 +166,21 @@ export type View = (typeof VIEWS)[number];
  * (on a node of 20,000 Services, seconds). Never part of a full probe.
  */
 export const NARROWER: Partial<Record<View, View>> = { 'cni-firewall': 'firewall' };
-/** A full probe: membership residue. The installation footprint (`install`) only with --purge. */
-export const ALL_VIEWS: ReadonlySet<View> = new Set(VIEWS.filter((v) => v !== 'install' && v !== 'pods' && !NARROWER[v]));
-export const PURGE_VIEWS: ReadonlySet<View> = new Set(VIEWS.filter((v) => v !== 'pods' && !NARROWER[v]));
+/**
+ * A full probe: membership residue. The installation footprint (`install`) only with
+ * --purge. The node's facts only where a report shows them (verify, audit): their
+ * runtime `--version` costs a node ~20 ms of CPU, and a reset does not need them.
+ */
+export const ALL_VIEWS: ReadonlySet<View> = new Set(VIEWS.filter((v) => v !== 'install' && v !== 'pods' && v !== 'facts' && !NARROWER[v]));
+export const PURGE_VIEWS: ReadonlySet<View> = new Set([...ALL_VIEWS, 'install']);
+/** A full probe with the node's facts, for a report. */
+export const withFacts = (views: ReadonlySet<View>): ReadonlySet<View> => new Set([...views, 'facts']);
 /**
  * The fleet audit's probe: what pods leave on a live node (their cgroups, netns,
  * veths, IPAM leases, dirs, containers) and the etcd membership. Not the firewall,
  * units or files a reset cares about: at fleet scale they are the probe's cost.
  */
-export const AUDIT_VIEWS: ReadonlySet<View> = new Set<View>(['processes', 'sockets', 'mounts', 'netns', 'links', 'containers', 'etcd', 'cgroups', 'pods']);
+export const AUDIT_VIEWS: ReadonlySet<View> = new Set<View>(['processes', 'sockets', 'mounts', 'netns', 'links', 'containers', 'etcd', 'cgroups', 'pods', 'facts']);
 
 /**
  * Sets CGH to the node's cgroup hierarchies, space-separated: /sys/fs/cgroup alone on
@@ -125,8 +207,14 @@ const KUBE_CGROUP_GLOBS = [
   '/kubepods.slice/kubepods-*.slice/*.scope/', '/kubepods.slice/kubepods-*.slice/kubepods-*.slice/*.scope/',
 ];
 
-/** containerd's task bundles of Kubernetes' namespace: they outlive containerd (a task runs on under its shim); a task's directory goes when the runtime deletes it. */
-export const K8S_BUNDLES = '/run/containerd/io.containerd.runtime.v2.task/k8s.io/';
+/** containerd's task bundles of Kubernetes' namespace, below its state dir: they outlive containerd (a task runs on under its shim); a task's directory goes when the runtime deletes it. */
+export const k8sBundles = (state: string): string => `${state.replace(/\/+$/, '')}/io.containerd.runtime.v2.task/k8s.io/`;
+export const K8S_BUNDLES = k8sBundles(CONTAINERD_DEFAULTS.state);
+/** The CRI plugin's state below containerd's state dir, and its per-sandbox dirs there (a sandbox's /dev/shm is mounted in one). */
+export const criState = (state: string): string => `${state.replace(/\/+$/, '')}/io.containerd.grpc.v1.cri/`;
+export const criSandboxes = (state: string): string => `${criState(state)}sandboxes/`;
+/** The state dirs to look in: the configured one, and the default (what a daemon started before the config moved it left there). */
+export const stateDirs = (state: string): string[] => [...new Set([state, CONTAINERD_DEFAULTS.state])];
 
 /**
  * What names a containerd container's pod, as grep -o prints it from a bundle's
@@ -173,7 +261,9 @@ done`;
  * any process in /proc/PID/cmdline while it runs. Markers carry both; only the key
  * line is trusted to say what the key is (see splitSections).
  */
-export function scriptPrelude(nonce: string): string {
+export function scriptPrelude(nonce: string, rt: ContainerdPaths = CONTAINERD_DEFAULTS): string {
+  // ctr (and so every ctr an action runs) reaches containerd where its config puts the socket.
+  const address = rt.address === CONTAINERD_DEFAULTS.address ? '' : `export CONTAINERD_ADDRESS=${shQuote(rt.address)}\n`;
   return `
 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 # Bytes, not characters: in a UTF-8 locale grep skips a file whose process name is not valid UTF-8.
@@ -183,17 +273,41 @@ printf '\\n@@decom-${nonce} key %s\\n' "$K"
 s() { printf '\\n@@decom-${nonce}-%s %s\\n' "$K" "$1"; }
 has() { command -v "$1" >/dev/null; }
 T="timeout 10"
-`;
+${address}`;
 }
 
+
+/**
+ * With no answer from kube-proxy and no firewall view to judge by (the audit's probe;
+ * with one, the rules read the same from it): the mode its leftovers show, its nftables
+ * table, IPVS, its iptables chain, the cheapest look first.
+ */
+const KUBE_PROXY_LEFT = `if [ -z "$m" ]; then
+  L=
+  if has nft && nft list table ip kube-proxy >/dev/null 2>&1; then L=nftables
+  elif [ -e /sys/class/net/kube-ipvs0 ] || grep -q -E '^(TCP|UDP|SCTP) ' /proc/net/ip_vs; then L=ipvs
+  elif has iptables && iptables -w -t nat -S KUBE-SERVICES 1 >/dev/null 2>&1; then L=iptables; fi
+  [ -n "$L" ] && printf 'kube-proxy-left %s\\n' "$L"
+fi`;
+
+/**
+ * The patterns of a containerd config's top-level `imports` array (before its first
+ * table), one per line: double- or single-quoted TOML strings, on one line or several.
+ * The config itself is parsed on the client (cri/containerd-config.ts); this only says
+ * which files to send.
+ */
+const IMPORTS_AWK = String.raw`/^[ \t]*\[/ && !i { exit } /^[ \t]*imports[ \t]*=/ { i = 1 } i { s = $0; while (match(s, /"[^"]*"|\047[^\047]*\047/)) { print substr(s, RSTART + 1, RLENGTH - 2); s = substr(s, RSTART + RLENGTH) } if ($0 ~ /\]/) i = 0 }`;
+
 /** The read-only probe of `views` (all by default), after scriptPrelude. Ends with the `end` section. */
-export function probeBody(views: ReadonlySet<View> = ALL_VIEWS): string {
+export function probeBody(views: ReadonlySet<View> = ALL_VIEWS, rt: ContainerdPaths = CONTAINERD_DEFAULTS, daemon?: string): string {
   const v = (view: View, text: string) => (views.has(view) ? text : '');
-  const paths = Object.entries(STATE_PATHS)
+  // The configured state dir, and the default one (what a daemon started before the config moved it left there).
+  const bundles = stateDirs(rt.state).map((d) => shQuote(k8sBundles(d)));
+  const paths = Object.entries(statePaths(rt))
     .flatMap(([kind, globs]) => globs.map((g) => `for p in ${g}; do [ -e "$p" ] || [ -L "$p" ] && printf '%s\\t%s\\0' ${kind} "$p"; done`))
     .join('\n');
   // IP holds the found paths (none has a space or newline: they are fixed names) for the ownership query.
-  const install = Object.entries(INSTALL_PATHS)
+  const install = Object.entries(installPaths(rt))
     .flatMap(([kind, globs]) => globs.map((g) => `for p in ${g}; do [ -e "$p" ] || [ -L "$p" ] && printf '%s\\t%s\\0' ${kind} "$p" && IP="$IP $p"; done`))
     .join('\n');
   return `
@@ -232,6 +346,49 @@ set --; for f in /etc/sysctl.conf /etc/sysctl.d/*.conf; do [ -f "$f" ] && [ ! -L
 ST=$(grep -a -H '' /proc/[0-9]*/stat)
 # Is a daemon running? Matched on its comm in the listing above: no pgrep, no fork.
 running() { case "$ST" in *" ($1) "*) return 0 ;; esac; return 1; }
+
+s containerd-args
+# Where containerd keeps its state, socket and plugin dirs is its config's to say (and its
+# command line's): the running daemon's command line, else its unit's ExecStart. The
+# node's own daemon is the one in PID 1's mount namespace (not a kind node's, in a
+# container): the first in the listing, found without a fork, else a search.
+CP=
+if running containerd; then
+  t=\${ST%%" (containerd) "*}; CP=\${t##*:}
+  if ! [ /proc/"$CP"/ns/mnt -ef /proc/1/ns/mnt ]; then
+    CP=; for p in $(printf '%s\\n' "$ST" | grep -F ' (containerd) ' | cut -d: -f2 | cut -d' ' -f1); do [ /proc/"$p"/ns/mnt -ef /proc/1/ns/mnt ] && CP=$p && break; done
+  fi
+fi
+D=; if [ -n "$CP" ]; then l=; read -r l < /proc/"$CP"/stat; set -- \${l##*) }; D="$CP:\${20}"; printf 'daemon %s\\n' "$D"; fi
+s containerd-config
+# The daemon the client already read the config of (the same PID and start): its paths stand.
+if [ -n "$D" ] && [ "$D" = ${shQuote(daemon ?? '-')} ]; then echo '#same'; else
+if [ -n "$CP" ]; then A=$(tr '\\0' '\\n' < /proc/"$CP"/cmdline)
+else A=$(sed -n 's/^ExecStart=\\(..*\\)/\\1/p' /lib/systemd/system/containerd.service /usr/local/lib/systemd/system/containerd.service /etc/systemd/system/containerd.service /etc/systemd/system/containerd.service.d/*.conf | tail -n 1 | tr ' ' '\\n'); fi
+CF=; o=; set -f
+for a in $A; do
+  case $o in --config|-c) CF=$a ;; esac
+  case $a in --config=*) CF=\${a#--config=} ;; esac
+  o=$a; printf 'arg %s\\0' "$a"
+done
+# The config and its imports, breadth first as containerd merges them (each file once),
+# patterns relative to the importing file's dir: "file PATH" NUL TEXT NUL, "missing PATH" NUL.
+Q=\${CF:-${CONTAINERD_CONFIG}}; DONE=' '; n=0
+while [ -n "$Q" ]; do
+  set -- $Q; f=$1; shift; Q=$*
+  # ./ and ../ resolved, so a file importing its importer is read once; at most 64 files.
+  case $f in */./*|*/../*) f=$(readlink -m -- "$f") ;; esac
+  case $DONE in *" $f "*) continue ;; esac; DONE="$DONE$f "; n=$((n + 1)); [ $n -le 64 ] || break
+  [ -f "$f" ] || { printf 'missing %s\\0' "$f"; continue; }
+  printf 'file %s\\0' "$f"; head -c 262144 "$f"; printf '\\0'
+  for g in $(awk '${IMPORTS_AWK}' "$f"); do
+    case $g in /*) ;; *) g=\${f%/*}/$g ;; esac
+    # A pattern stands for the files it matches; a plain path is read, or said missing.
+    case $g in *'*'*) set +f; for m in $g; do [ -f "$m" ] && Q="$Q $m"; done; set -f ;; *) Q="$Q $g" ;; esac
+  done
+done
+set +f
+fi
 ${v('processes', `
 s stat
 printf '%s\\n' "$ST"
@@ -241,10 +398,20 @@ s cgroups
 # One line per process is enough (-m 1 counts per file): v1 repeats the path per controller.
 # Anchored at the root of the node's hierarchy: a kind or k3d cluster in a container
 # (/docker/ID/kubepods/…) is someone else's.
-grep -a -H -m 1 -E ':/(kubepods|k8s\\.io/)' /proc/[0-9]*/cgroup`)}
+grep -a -H -m 1 -E ':/(kubepods|k8s\\.io/)' /proc/[0-9]*/cgroup
+s etcd-dirs
+if running etcd; then
+  # The data dir each etcd uses when its command line does not say: its environment, else its working dir.
+  for p in $(printf '%s\\n' "$ST" | grep -F ' (etcd) ' | cut -d: -f2 | cut -d' ' -f1); do
+    # Tab-separated: a dir may hold spaces. ETCD_CONFIG_FILE (like --config-file) overrides the rest.
+    e=$(tr '\\0' '\\n' < /proc/"$p"/environ | grep -E '^ETCD_(DATA_DIR|NAME|CONFIG_FILE)=' | tr '\\n' '\\t')
+    printf 'etcd\\t%s\\t%s\\t%s\\n' "$p" "$(readlink /proc/"$p"/cwd)" "$e"
+  done
+fi`)}
 ${v('sockets', `
 s listen
-ss -Hltnp`)}
+# Kept: the facts ask kube-proxy only when something listens on its metrics port.
+SS=$(ss -Hltnp); printf '%s\\n' "$SS"`)}
 ${v('mounts', `
 s mountinfo
 cat /proc/self/mountinfo`)}
@@ -271,9 +438,9 @@ v=; read -r v < /proc/net/ip_tables_names; [ -n "$v" ] && has iptables-legacy-sa
 s ip6tables-legacy
 v=; read -r v < /proc/net/ip6_tables_names; [ -n "$v" ] && has ip6tables-legacy-save && ip6tables-legacy-save
 s nft-tables
-# Only kube-proxy's tables, by name: \`nft list tables\` reads every table's rules first
-# (15 s beside iptables-nft's tables of 20,000 Services), one table by name only its own.
-if has nft; then for f in ip ip6; do nft list table "$f" kube-proxy >/dev/null 2>&1 && printf 'table %s kube-proxy\\n' "$f"; done; fi
+# Only the cluster's tables, by family and name: \`nft list tables\` reads every table's
+# rules first (15 s beside iptables-nft's tables of 20,000 Services), one table by name only its own.
+if has nft; then for t in ${NFT_TABLES.map((t) => `${t.family}:${t.name}`).join(' ')}; do nft list table "\${t%%:*}" "\${t#*:}" >/dev/null 2>&1 && printf 'table %s %s\\n' "\${t%%:*}" "\${t#*:}"; done; fi
 s ipvs
 [ -r /proc/net/ip_vs ] && cat /proc/net/ip_vs
 s ipsets
@@ -285,9 +452,9 @@ s cni-nat
 # by nft (chain names only: no rule is read) and listed one by one.
 if has iptables-nft && has nft; then
   for f in 4 6; do
-    if [ $f = 4 ]; then T=ip; I=iptables-nft; else T=ip6; I=ip6tables-nft; fi
+    if [ $f = 4 ]; then TB=ip; I=iptables-nft; else TB=ip6; I=ip6tables-nft; fi
     printf '#family %s\\n' $f
-    C=$(nft list chains $T | awk -v t="table $T nat {" '/^table /{n=($0==t)} n && $1=="chain" && $2~/^CNI-/{print $2}')
+    C=$(nft list chains $TB | awk -v t="table $TB nat {" '/^table /{n=($0==t)} n && $1=="chain" && $2~/^CNI-/{print $2}')
     for c in PREROUTING OUTPUT POSTROUTING $C; do $I -w -t nat -S "$c"; done
   done
 fi`)}
@@ -321,16 +488,19 @@ running dockerd && echo 'docker running'
 # Which runtime crictl talks to: /etc/crictl.yaml's endpoint, else the sockets crictl tries by default.
 s crictl-endpoint
 [ -r /etc/crictl.yaml ] && grep -E '^[[:space:]]*runtime-endpoint:' /etc/crictl.yaml
-for k in /var/run/dockershim.sock /run/containerd/containerd.sock /run/crio/crio.sock /var/run/cri-dockerd.sock; do [ -S "$k" ] && printf 'socket %s\n' "$k"; done
+for k in /var/run/dockershim.sock /run/containerd/containerd.sock /run/crio/crio.sock /var/run/cri-dockerd.sock; do [ -S "$k" ] && printf 'socket %s\\n' "$k"; done
 s crictl-pods
 [ -n "$CONTAINERD" ] && has crictl && $T crictl pods -o json && CRICTL=1
 s crictl-containers
 [ -n "$CRICTL" ] && $T crictl ps -a -o json
 s ctr-containers
-[ -n "$CONTAINERD" ] && has ctr && IDS=$($T ctr -n k8s.io containers ls -q) && printf '%s\n#answered\n' "$IDS"
+# ctr only where the socket is (ctr waits out its timeout on a missing one): a daemon whose
+# config moved it, read in this same trip, is asked in the next trip, where it listens.
+CS=; [ -n "$CONTAINERD" ] && [ -S "\${CONTAINERD_ADDRESS:-${CONTAINERD_DEFAULTS.address}}" ] && CS=1
+[ -n "$CS" ] && has ctr && IDS=$($T ctr -n k8s.io containers ls -q) && printf '%s\n#answered\n' "$IDS"
 # Every task bundle's CRI annotations, cgroup, network namespace and init PID: there even when containerd is down.
 s task-bundles
-set -- ${K8S_BUNDLES}*/config.json ${K8S_BUNDLES}*/init.pid
+set -- ${bundles.map((b) => `${b}*/config.json ${b}*/init.pid`).join(' ')}
 grep -H -o -E '${CRI_IDENTITY}|"type":"network","path":"[^"]*"|^[0-9]+$' "$@"
 # A container with no task has no bundle: while containerd answers, its record names its pod
 # (the kubelet's labels, the CRI's annotations), in every containerd version, and a stopped
@@ -343,7 +513,7 @@ INFO_IDS=$IDS
 [ -n "$CRICTL" ] && INFO_IDS=$($T crictl pods -q --state notready 2>/dev/null)
 n=0; ok=1
 for id in $INFO_IDS; do
-  [ -e ${K8S_BUNDLES}"$id"/config.json ] && continue
+  b=; for d in ${bundles.join(' ')}; do [ -e "$d$id"/config.json ] && b=1; done; [ -n "$b" ] && continue
   printf '@%s\\n' "$id"; n=$((n + 1))
   if [ -z "$ok" ] || [ $n -gt 64 ]; then echo '!unread'; continue; fi
   if o=$(timeout 3 ctr -n k8s.io containers info "$id"); then printf '%s\\n' "$o" | grep -o -E '${CRI_IDENTITY}|${SPEC_NETNS}'; else echo '!unanswered'; ok=; fi
@@ -399,7 +569,7 @@ if [ $# -gt 0 ]; then
 fi
 s images
 # The images of containerd's k8s.io namespace: only through the runtime (never its directories).
-if running containerd; then has ctr && $T ctr -n k8s.io images ls -q; elif has containerd; then echo '#containerd-stopped'; fi
+if running containerd; then [ -S "\${CONTAINERD_ADDRESS:-${CONTAINERD_DEFAULTS.address}}" ] && has ctr && $T ctr -n k8s.io images ls -q; elif has containerd; then echo '#containerd-stopped'; fi
 s docker-images
 # Docker's image references and which containers use them (cri-dockerd names the image by its ID):
 # one only Kubernetes' k8s_* containers use is Kubernetes'.
@@ -407,6 +577,26 @@ if running dockerd && has docker; then
   $T docker ps -a --no-trunc --format 'use\t{{.Names}}\t{{.Image}}'
   $T docker images --no-trunc --format 'image\t{{.ID}}\t{{.Repository}}:{{.Tag}}'
 fi`)}
+${v('facts', `
+s facts
+# What the node runs, as found: each runtime's version from its own binary (the running
+# daemon's, through /proc), the CNI config the runtime picks (the first by name in its conf
+# dir: .conf, .conflist, .json) with its plugins' types, and kube-proxy's mode as it answers it.
+if [ -n "$CP" ]; then printf 'containerd %s\\n' "$($T /proc/"$CP"/exe --version)"; elif has containerd; then printf 'containerd %s\\n' "$($T containerd --version)"; fi
+running dockerd && has dockerd && printf 'docker %s\\n' "$($T dockerd --version)"
+{ running crio || [ -S /run/crio/crio.sock ]; } && has crio && printf 'crio %s\\n' "$($T crio --version | grep -i '^version')"
+for d in ${rt.cniConfDirs.flatMap((d) => configDir(d) ?? []).join(' ')}; do for f in "$d"/*; do
+  case $f in *.conf|*.conflist|*.json) [ -f "$f" ] || continue; printf 'cni-file %s\\n' "$f"; grep -o -E '"type"[[:space:]]*:[[:space:]]*"[^"]*"' "$f" | head -n 8; break 2 ;; esac
+done; done
+# kube-proxy answers its mode on its metrics address (127.0.0.1:10249 by default), in a pod or not;
+# nothing listening there is refused at once.
+m=
+case \${SS-':10249 '} in *':10249 '*)
+  if has curl; then m=$($T curl -s -f -m 2 http://127.0.0.1:10249/proxyMode); elif has wget; then m=$($T wget -q -T 2 -O - http://127.0.0.1:10249/proxyMode); fi ;;
+esac
+case $m in iptables|ipvs|nftables|kernelspace) ;; *) m= ;; esac
+printf 'kube-proxy-mode %s\\n' "$m"
+${views.has('firewall') ? '' : KUBE_PROXY_LEFT}`)}
 s end
 `;
 }
@@ -445,5 +635,5 @@ export const ETCDCTL_ENV = `  for f in /etc/etcd.env /etc/default/etcd; do
   }`;
 
 /** The whole read-only probe script for one run. `nonce` is the client's. */
-export const probeScript = (nonce: string, views: ReadonlySet<View> = ALL_VIEWS): string =>
-  `${scriptPrelude(nonce)}${probeBody(views)}exit 0\n`;
+export const probeScript = (nonce: string, views: ReadonlySet<View> = ALL_VIEWS, rt: ContainerdPaths = CONTAINERD_DEFAULTS, daemon?: string): string =>
+  `${scriptPrelude(nonce, rt)}${probeBody(views, rt, daemon)}exit 0\n`;

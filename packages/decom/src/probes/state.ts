@@ -1,4 +1,5 @@
 import type { InstallKind, StatePathKind } from './script.js';
+import type { ContainerdPaths } from '../cri/containerd-config.js';
 
 /** A node as one probe saw it: typed views, no judgement (rules live in src/verify). */
 export interface NodeState {
@@ -82,6 +83,32 @@ export interface NodeState {
    * backup writes these instead of running iptables-save again (8 s beside 20,000 Services).
    */
   iptablesDumps: IptablesDump[];
+  /** containerd's paths as its config, its imports and its command line set them (its defaults where they say nothing). */
+  containerd: ContainerdPaths;
+  /** The running containerd as PID:START, when one runs: while it does, its paths are the ones it started with. */
+  containerdDaemon?: string;
+  /** Why containerd's config could not be read whole (a TOML error, an unknown version): the defaults stand in for what it says. */
+  containerdConfigError?: string;
+  /** Each running etcd's working dir and its ETCD_DATA_DIR / ETCD_NAME environment, by PID (where its data is when its command line does not say). */
+  etcdDirs: Map<number, { cwd: string; env: Record<string, string> }>;
+  /** What the node runs, as found (the `facts` view). */
+  facts: NodeFacts;
+  /** The installation footprint was looked at (--purge): the purge tier's residue is residue, not a warning. */
+  purge: boolean;
+}
+
+/** What the node runs, as the probe found it: the raw evidence the rules name the runtime, CNI and kube-proxy mode from. */
+export interface NodeFacts {
+  /** Each runtime's version, from its own binary. */
+  runtimes: { name: 'containerd' | 'docker' | 'crio'; version?: string }[];
+  /** The CNI config file the runtime picks (the first by name in its conf dir). */
+  cniFile?: string;
+  /** Its plugins' types, in order. */
+  cniTypes: string[];
+  /** What a running kube-proxy answered on 127.0.0.1:10249/proxyMode ('' when it did not). */
+  kubeProxyMode?: string;
+  /** With no answer: the mode kube-proxy's leftovers show (its nftables table, IPVS, its KUBE-SERVICES chain). */
+  kubeProxyLeft?: string;
 }
 
 export interface IptablesDump {

@@ -5,7 +5,7 @@
  * containers, mounts, files) and never miss what is.
  */
 import type { KubeCgroup, NodeState, Proc } from '../probes/state.js';
-import { CA_BUNDLE, type StatePathKind } from '../probes/script.js';
+import { CA_BUNDLE, NFT_TABLES, criState, k8sBundles, stateDirs, type StatePathKind } from '../probes/script.js';
 import { hostOf } from '../inventory/identity.js';
 
 /** The stable vocabulary of finding kinds (documented in the README). */
@@ -29,6 +29,7 @@ export const KINDS = [
   'ipvs',
   'cni-config',
   'cni-state',
+  'cdi-spec',
   'kubelet-state',
   'kubernetes-config',
   'etcd-data',
@@ -43,6 +44,7 @@ export const KINDS = [
   'installed-binary',
   'installed-unit',
   'installed-config',
+  'runtime-config',
   'image',
   'node-object',
 ] as const;
@@ -58,11 +60,10 @@ export interface Finding {
 /** Control plane, etcd and kubelet ports; kubespray's local API load balancer listens on 6443 too. */
 export const KUBERNETES_PORTS = new Set([6443, 2379, 2380, 2381, 10248, 10249, 10250, 10251, 10252, 10255, 10256, 10257, 10259]);
 
-/** Mount targets below these are Kubernetes' (the kubelet's dirs, the CRI's, cni-* netns, k3s). */
-const MOUNT_PREFIXES = [
+/** Mount targets below these are Kubernetes' (the kubelet's dirs, the CRI's below containerd's state dir, cni-* netns, k3s). */
+const mountPrefixes = (s: NodeState): string[] => [
   '/var/lib/kubelet/',
-  '/run/containerd/io.containerd.runtime.v2.task/k8s.io/',
-  '/run/containerd/io.containerd.grpc.v1.cri/',
+  ...stateDirs(s.containerd.state).flatMap((d) => [k8sBundles(d), criState(d)]),
   '/run/netns/cni-',
   '/var/run/netns/cni-',
   '/run/k3s/',
@@ -207,12 +208,17 @@ export function notes(s: NodeState): string[] {
   const other = foreignEtcd(s);
   if (other.length) {
     const ports = [...new Set(s.listeners.filter((l) => l.holders.some((h) => other.some((p) => p.pid === h.pid))).map((l) => l.port))].sort((a, b) => a - b);
-    const data = s.paths.filter((p) => p.kind === 'etcd-data').map((p) => p.path);
+    const data = foreignEtcdData(s);
     out.push(
       `etcd runs here (pid ${other.map((p) => p.pid).join(', ')}) and nothing ties it to this cluster (no kubeadm manifest, no kubespray etcd.env or member certificate, not on the inventory's etcd hosts): left running` +
         `${ports.length ? `; its port${ports.length === 1 ? '' : 's'} ${ports.join(', ')} would collide with a control-plane rejoin` : ''}${data.length ? `; ${data.join(', ')} left (it may be its data)` : ''}`,
     );
   }
+  const claims = new Set(s.paths.filter((p) => p.kind === 'cdi-spec').map((p) => p.path));
+  const admin = s.purge ? [] : s.paths.filter((p) => p.kind === 'runtime-config' && !claims.has(p.path)).map((p) => p.path);
+  if (admin.length) out.push(`runtime configuration an administrator may have written, left in place (decom run --purge removes it): ${admin.join(', ')}`);
+  if (s.containerdConfigError) out.push(`containerd's config could not be read (${s.containerdConfigError}): its defaults and command line were used for its paths`);
+  if (s.containerd.missing.length) out.push(`containerd's config imports ${s.containerd.missing.join(', ')}, which could not be read: paths set there were not looked at`);
   const owned = packageOwned(s);
   if (owned.length) out.push(`installed by packages, left to the package manager (apt-get purge / dnf remove): ${owned.map((i) => `${i.path} (${i.owner})`).join(', ')}`);
   return out;
@@ -221,6 +227,11 @@ export function notes(s: NodeState): string[] {
 function pathDetail(kind: StatePathKind, path: string): string {
   if (kind === 'static-pod-manifest') return 'the kubelet runs this pod while the file exists';
   if (kind === 'bpf-pin') return "Cilium's, pinned on the BPF filesystem (it outlives the agent)";
+  if (kind === 'cdi-spec') return "a CDI spec a device driver wrote for the cluster's pods, in containerd's transient spec dir";
+  if (kind === 'runtime-config') return 'runtime configuration an administrator may have written (a static CDI spec, an NRI plugin or its config, a containerd drop-in): removed with --purge';
+  if (kind === 'etcd-data') return "the cluster's etcd data (backed up first)";
+  if (kind === 'cni-config' && path.endsWith('.cilium_bak')) return 'a CNI config Cilium renamed aside';
+  if (kind === 'cni-config' && path.startsWith('/etc/sysctl.d/')) return "Cilium's override of kernel settings";
   if (kind === 'kubernetes-config' && !path.startsWith('/etc/kubernetes/')) return "kubespray's local load balancer to the API servers (judged by its upstream)";
   return 'left on disk';
 }
@@ -301,15 +312,56 @@ export const hostEtcd = (s: NodeState): Proc[] => [...s.processes.values()].filt
 /** An etcd that runs outside a pod with nothing tying it to the cluster (Debian's etcd.service): its processes. */
 export const foreignEtcd = (s: NodeState): Proc[] => (clusterEtcd(s) ? [] : hostEtcd(s));
 
+/** etcd's flag value from a command line: `--flag=V` or `--flag V` (etcd takes both, and single dashes). */
+const flagValue = (args: string, flag: string): string | undefined => new RegExp(`(?:^|\\s)--?${flag}(?:=|\\s+)(\\S+)`).exec(args)?.[1];
+
+/**
+ * The data dir an etcd process uses, where the node says: --data-dir, else its
+ * ETCD_DATA_DIR (Debian's etcd.service sets /var/lib/etcd/default), else etcd's default
+ * NAME.etcd in its working dir. Undefined when it cannot be told: its environment or
+ * working dir not read, or a config file (--config-file, ETCD_CONFIG_FILE: etcd then
+ * ignores its flags and environment) that the probe does not read.
+ */
+export function etcdDataDir(s: NodeState, p: Proc): string | undefined {
+  const dirs = s.etcdDirs.get(p.pid);
+  if (flagValue(p.args, 'config-file') || dirs?.env.ETCD_CONFIG_FILE) return undefined;
+  const abs = (d: string) => (d.startsWith('/') ? d : dirs?.cwd.startsWith('/') ? `${dirs.cwd.replace(/\/$/, '')}/${d}` : undefined);
+  const flag = flagValue(p.args, 'data-dir');
+  if (flag) return abs(flag);
+  if (!dirs) return undefined;
+  if (dirs.env.ETCD_DATA_DIR) return abs(dirs.env.ETCD_DATA_DIR);
+  return abs(`${flagValue(p.args, 'name') ?? dirs.env.ETCD_NAME ?? 'default'}.etcd`);
+}
+
+const within = (a: string, b: string) => a === b || a.startsWith(`${b.replace(/\/$/, '')}/`);
+
+/**
+ * The etcd data paths that may be a foreign etcd's own (it runs with nothing tying it to
+ * the cluster): those at, above or below the data dir it uses, or all of them when a data
+ * dir cannot be told. The rest is the cluster's leftover data.
+ */
+export function foreignEtcdData(s: NodeState): string[] {
+  const others = foreignEtcd(s);
+  const data = s.paths.filter((p) => p.kind === 'etcd-data').map((p) => p.path);
+  if (!others.length) return [];
+  const dirs = others.map((p) => etcdDataDir(s, p));
+  if (dirs.some((d) => d === undefined)) return data;
+  return data.filter((path) => dirs.some((d) => within(path, d as string) || within(d as string, path)));
+}
+
 export function findings(s: NodeState): Finding[] {
   const out: Finding[] = [];
   const add = (kind: Kind, subject: string, detail: string) => out.push({ kind, subject, detail });
   const procs = s.processes;
   const otherEtcd = new Set(foreignEtcd(s).map((p) => p.pid));
 
+  const othersData = foreignEtcdData(s);
+  const transientSpecs = new Set(s.paths.filter((p) => p.kind === 'cdi-spec').map((p) => p.path));
   for (const { kind, path } of s.paths) {
-    // Its data while an etcd nothing ties to the cluster runs: maybe that one's (a note says so).
-    if (kind === 'etcd-data' && otherEtcd.size) continue;
+    // Beside an etcd nothing ties to the cluster: the cluster's only where that one's data dir is elsewhere (a note says so otherwise).
+    if (kind === 'etcd-data' && othersData.includes(path)) continue;
+    // What an administrator may have written: only the purge tier removes it, otherwise a note names it.
+    if (kind === 'runtime-config' && (!s.purge || transientSpecs.has(path))) continue;
     if (kind === 'kubernetes-config' && path === '/etc/kubernetes/manifests') continue; // its entries are reported one by one
     // etcd's private keys are credentials: whoever holds them can read and write the cluster's state.
     if (kind === 'etcd-config' && path.endsWith('-key.pem')) add('credential', path, "a private key of the cluster's etcd PKI");
@@ -362,8 +414,9 @@ export function findings(s: NodeState): Finding[] {
     add('listening-port', String(l.port), `${l.addr}:${l.port} held by ${who}`);
   }
 
+  const prefixes = mountPrefixes(s);
   for (const m of s.mounts) {
-    if (MOUNT_PREFIXES.some((pre) => m.target.startsWith(pre))) add('mount', m.target, `${m.fstype} from ${m.source}`);
+    if (prefixes.some((pre) => m.target.startsWith(pre))) add('mount', m.target, `${m.fstype} from ${m.source}`);
   }
   for (const n of s.netns) if (n.startsWith('cni-')) add('netns', n, `/run/netns/${n}`);
   for (const l of s.links) {
@@ -384,7 +437,10 @@ export function findings(s: NodeState): Finding[] {
       if (!isKubernetesChain(r.chain) && mentionsKubernetes(r.spec)) add('iptables', r.chain, `${where}: ${r.spec}`);
     }
   }
-  for (const t of s.nftTables) if (t.name === 'kube-proxy') add('nftables', `${t.family} ${t.name}`, "kube-proxy's nftables mode");
+  for (const t of s.nftTables) {
+    const owner = NFT_TABLES.find((x) => x.family === t.family && x.name === t.name)?.owner;
+    if (owner) add('nftables', `${t.family} ${t.name}`, owner);
+  }
   for (const v of s.ipvs) add('ipvs', v, 'IPVS virtual service (kube-proxy IPVS mode)');
   for (const n of s.ipsets) if (isKubernetesIpset(n)) add('ipset', n, 'ipset of kube-proxy or a CNI');
   for (const r of cniRoutes(s)) {

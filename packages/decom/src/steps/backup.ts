@@ -14,12 +14,19 @@ import type { Step } from '../engine/step.js';
 import type { NodeState } from '../probes/state.js';
 import { findings, type Kind } from '../rules/residue.js';
 import { hereDocument, runOk } from '../util/run.js';
-import { CA_BUNDLE } from '../probes/script.js';
+import { CA_BUNDLE, NFT_TABLES } from '../probes/script.js';
 import { q } from '../engine/sh.js';
 
 /** Residue whose loss could not be undone without a copy. */
-const WORTH_KEEPING: ReadonlySet<Kind> = new Set(['static-pod-manifest', 'kubernetes-config', 'kubelet-state', 'cni-config', 'iptables', 'nftables', 'ipset', 'etcd-config', 'credential', 'trust-anchor', 'installed-unit', 'installed-config']);
-const EXTRA: ReadonlySet<Kind> = new Set(['credential', 'trust-anchor', 'kubernetes-config', 'installed-unit', 'installed-config']);
+const WORTH_KEEPING: ReadonlySet<Kind> = new Set(['static-pod-manifest', 'kubernetes-config', 'kubelet-state', 'cni-config', 'iptables', 'nftables', 'ipset', 'etcd-config', 'credential', 'trust-anchor', 'installed-unit', 'installed-config', 'runtime-config']);
+const EXTRA: ReadonlySet<Kind> = new Set(['credential', 'trust-anchor', 'kubernetes-config', 'cni-config', 'installed-unit', 'installed-config', 'runtime-config']);
+/**
+ * The cluster's etcd data, archived by the etcd step once no etcd of the cluster runs
+ * (a copy of a live database is torn), just before it removes it: on the node only (it
+ * can be gigabytes), in a dir of its own beside the run's backup, which a clean run
+ * does not remove.
+ */
+export const etcdArchive = (backupDir: string): string => `${backupDir}-etcd-data/etcd-data.tar.gz`;
 /**
  * The iptables dumps, by backend and family: each file, and how the node saves it when
  * the state holds no dump the probe read (the firewall view not probed, or partly read
@@ -50,7 +57,7 @@ function iptablesBackup(s: NodeState, dir: string): string {
 
 const FILES = ['etc/kubernetes', 'var/lib/kubelet/config.yaml', 'var/lib/kubelet/kubeadm-flags.env', 'var/lib/kubelet/pki', 'etc/cni/net.d', 'etc/ssl/etcd', 'etc/etcd.env'];
 
-const README = (host: string, run: string) => `decom backup of ${host}, run ${run}
+const README = (host: string, run: string, nodeDir: string) => `decom backup of ${host}, run ${run}
 
 It holds private keys and credentials (kubeconfigs, the cluster's PKI): keep it 0700.
 
@@ -59,7 +66,9 @@ files.tar.gz          /etc/kubernetes (kubeconfigs, PKI, static-pod manifests), 
                       /etc/etcd.env, users' kubeconfigs for this cluster, its trust anchors,
                       kubespray's API proxy config; with --purge the unit files and tool configs
 *.rules               iptables-save of each backend and family before the reset
-nftables.conf         kube-proxy's nftables tables before the reset (nft -f nftables.conf)
+nftables.conf         the nftables tables of kube-proxy, Calico and Flannel before the reset (nft -f nftables.conf)
+etcd data            the cluster's etcd data left on the node, if any, is archived on the node only:
+                      ${etcdArchive(nodeDir)} (tar -C / -xzpf it)
 ipsets.save           every ipset before the reset (ipset restore < ipsets.save)
 SHA256SUMS            checked after the copy
 
@@ -86,7 +95,8 @@ export const backup: Step = {
     // Also kubespray's API proxy config (by content) and, with --purge, the units and tool configs.
     const extra = found
       .filter((f) => EXTRA.has(f.kind) && f.subject.startsWith('/') && f.subject !== CA_BUNDLE && !f.subject.startsWith('/etc/kubernetes/'))
-      .map((f) => f.subject.slice(1));
+      .map((f) => f.subject.slice(1))
+      .filter((p) => !FILES.some((top) => p.startsWith(`${top}/`)));
     return [
       {
         what: `back up ${kinds.join(', ')} to ${ctx.backupDir} and copy it to ${ctx.operatorBackupDir}`,
@@ -97,8 +107,8 @@ set --; for p in ${[...FILES, ...extra].map((p) => q(p)).join(' ')}; do [ -e "/$
 dump() { if has "$1"; then "$1" > ${B}/"$2"; fi; }
 ${iptablesBackup(s, B)}
 if has ipset; then ipset save > ${B}/ipsets.save; fi
-# kube-proxy's nftables tables only: the rest of the ruleset is not touched (and listing it all is slow).
-if has nft; then for f in ip ip6; do nft list table "$f" kube-proxy >> ${B}/nftables.conf 2>/dev/null || true; done; fi
+# The cluster's nftables tables only, by name: the rest of the ruleset is not touched (and listing it all is slow).
+if has nft; then for t in ${NFT_TABLES.map((t) => `${t.family}:${t.name}`).join(' ')}; do nft list table "\${t%%:*}" "\${t#*:}" >> ${B}/nftables.conf 2>/dev/null || true; done; fi
 cd ${B}; rm -f SHA256SUMS; set -- *; sha256sum -- "$@" > SHA256SUMS`,
       },
     ];
@@ -117,7 +127,7 @@ cd ${B}; rm -f SHA256SUMS; set -- *; sha256sum -- "$@" > SHA256SUMS`,
       const got = createHash('sha256').update(readFileSync(join(dir, name))).digest('hex');
       if (got !== sum) throw new Error(`the copy of ${name} does not match its SHA-256 sum on the node`);
     }
-    writeFileSync(join(dir, 'README.txt'), README(ctx.host, ctx.runId), { mode: 0o600 });
+    writeFileSync(join(dir, 'README.txt'), README(ctx.host, ctx.runId, ctx.backupDir), { mode: 0o600 });
     return `copied and checked ${sums.length} file${sums.length === 1 ? '' : 's'} to ${dir}`;
   },
 };

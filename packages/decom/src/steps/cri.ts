@@ -7,7 +7,8 @@
  * started for this (its CRI recovers the sandboxes it had, as not ready, and can
  * still run their CNI DEL) and stopped again, waited for until it is gone.
  */
-import { CONTAINERD_SOCKET, CriClient, isNotFound } from '../cri/client.js';
+import { CriClient, isNotFound } from '../cri/client.js';
+import { CONTAINERD_DEFAULTS } from '../cri/containerd-config.js';
 import type { NodeIo } from '../engine/step.js';
 import { shQuote as q } from '../util/run.js';
 
@@ -30,10 +31,10 @@ async function must(node: NodeIo, script: string, what: string): Promise<string>
  * The CRI, once it serves: a containerd just started answers its own API before its
  * CRI plugin has recovered its sandboxes ("server is not initialized yet").
  */
-async function connectWhenReady(node: NodeIo): Promise<CriClient> {
+async function connectWhenReady(node: NodeIo, address: string): Promise<CriClient> {
   for (let tries = 100; ; tries--) {
     try {
-      return await CriClient.connect(() => node.openUnixSocket(CONTAINERD_SOCKET));
+      return await CriClient.connect(() => node.openUnixSocket(address));
     } catch (e) {
       if (tries <= 0 || !/not initialized/.test((e as Error).message)) throw e;
       await new Promise((r) => setTimeout(r, 100));
@@ -42,15 +43,17 @@ async function connectWhenReady(node: NodeIo): Promise<CriClient> {
 }
 
 /** With `only`, the teardown touches exactly these sandboxes and containers (an audit's phantom pod); else all of k8s.io (the reset). */
-export async function criTeardown(node: NodeIo, bracket: Bracket | undefined, only?: ReadonlySet<string>): Promise<string> {
+export async function criTeardown(node: NodeIo, address: string, bracket: Bracket | undefined, only?: ReadonlySet<string>): Promise<string> {
   const mine = (id: string) => !only || only.has(id);
   const done: string[] = [];
+  // ctr reaches containerd where its config puts the socket.
+  const ctr = address === CONTAINERD_DEFAULTS.address ? 'ctr' : `CONTAINERD_ADDRESS=${q(address)} ctr`;
   if (bracket) {
-    await must(node, `${bracket.start}\nn=100; until [ -S ${CONTAINERD_SOCKET} ] && ctr version >/dev/null 2>&1; do n=$((n - 1)); [ $n -gt 0 ] || { echo "containerd did not start" >&2; exit 1; }; sleep 0.1; done`, 'starting containerd');
+    await must(node, `${bracket.start}\nn=100; until [ -S ${q(address)} ] && ${ctr} version >/dev/null 2>&1; do n=$((n - 1)); [ $n -gt 0 ] || { echo "containerd did not start" >&2; exit 1; }; sleep 0.1; done`, 'starting containerd');
     done.push('started containerd');
   }
   try {
-    const cri = await connectWhenReady(node);
+    const cri = await connectWhenReady(node, address);
     try {
       // Pods one after another: each StopPodSandbox waits for its CNI DEL, and a
       // failure names its pod while the rest are still known.
@@ -75,11 +78,11 @@ export async function criTeardown(node: NodeIo, bracket: Bracket | undefined, on
       await cri.close();
     }
     // What is left in k8s.io, the CRI never knew. Listed now: the CRI removed the rest.
-    const left = (await must(node, 'ctr -n k8s.io containers ls -q', 'listing k8s.io containers')).split('\n').map((l) => l.trim()).filter((id) => id && mine(id));
+    const left = (await must(node, `${ctr} -n k8s.io containers ls -q`, 'listing k8s.io containers')).split('\n').map((l) => l.trim()).filter((id) => id && mine(id));
     if (left.length) {
       const ids = `-- ${left.map(q).join(' ')}`;
       // Two ctr calls for all of them (each costs a Go start-up): `task rm -f` kills and deletes.
-      await must(node, `ctr -n k8s.io task rm -f ${ids} >/dev/null 2>&1; ctr -n k8s.io container rm ${ids}`, 'removing k8s.io containers with ctr');
+      await must(node, `${ctr} -n k8s.io task rm -f ${ids} >/dev/null 2>&1; ${ctr} -n k8s.io container rm ${ids}`, 'removing k8s.io containers with ctr');
       done.push(`ctr -n k8s.io: removed ${left.map(short).join(' ')} (unknown to the CRI)`);
     }
   } finally {

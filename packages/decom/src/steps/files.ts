@@ -1,5 +1,7 @@
 /**
- * Kubernetes' files, after everything that used them is gone: CNI config and state,
+ * Kubernetes' files, after everything that used them is gone: CNI config and state
+ * (containerd's conf dirs, Cilium's sysctl override and the configs it renamed aside), the
+ * transient CDI specs drivers wrote,
  * the kubelet's state, /etc/kubernetes, etcd's certificates and environment, pod logs,
  * kubespray's API proxy config (judged by content), Cilium's BPF pins, and this
  * cluster's credentials elsewhere (users' kubeconfigs judged by content). Deleted with one-file-system semantics and
@@ -12,7 +14,7 @@ import type { Action, Step } from '../engine/step.js';
 import { findings, type Kind } from '../rules/residue.js';
 import { deletePathScript } from '../engine/sh.js';
 
-const KINDS: ReadonlySet<Kind> = new Set(['cni-config', 'cni-state', 'kubelet-state', 'kubernetes-config', 'etcd-config', 'pod-logs', 'credential', 'bpf-pin']);
+const KINDS: ReadonlySet<Kind> = new Set(['cni-config', 'cni-state', 'cdi-spec', 'kubelet-state', 'kubernetes-config', 'etcd-config', 'pod-logs', 'credential', 'bpf-pin']);
 
 /** Deletes a path and what is below it, never through a mount and never following a symlink. */
 export const deletePathAction = (p: string): Action => ({ what: `delete ${p}`, script: deletePathScript(p) });
@@ -21,7 +23,7 @@ const mountedAt = (s: NodeState, p: string) => s.mounts.some((m) => m.target ===
 
 export const files: Step = {
   name: 'files',
-  description: "delete CNI config and state, kubelet state, /etc/kubernetes, etcd's certificates, pod logs, the API proxy config, Cilium's BPF pins and this cluster's credentials (backed up first), never below a mount",
+  description: "delete CNI config and state (Cilium's too), the drivers' transient CDI specs, kubelet state, /etc/kubernetes, etcd's certificates, pod logs, the API proxy config, Cilium's BPF pins and this cluster's credentials (backed up first), never below a mount",
   params: z.object({}),
   owns: (f) => KINDS.has(f.kind),
   views: ['files', 'mounts'],

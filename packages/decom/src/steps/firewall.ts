@@ -2,7 +2,7 @@
  * The firewall, selectively: only Kubernetes' and the CNIs' chains and the rules
  * that jump to them, in both iptables backends, each backend and family in ONE
  * atomic `iptables-restore --noflush` (100,000 rules in seconds, not one command per
- * chain); kube-proxy's nftables tables; IPVS virtual services. Never a flush of a
+ * chain); the nftables tables of kube-proxy, Calico and Flannel, by name; IPVS virtual services. Never a flush of a
  * table or chain that holds anything else. Then kube-proxy's and the CNIs' ipsets, once
  * no rule uses them (never a user's set).
  */
@@ -10,11 +10,14 @@ import { z } from 'zod';
 import type { Action, Step } from '../engine/step.js';
 import { isKubernetesChain, mentionsKubernetes, pruneCommands, pruneRestore } from '../firewall/iptables.js';
 import { isKubernetesIpset } from '../rules/residue.js';
+import { NFT_TABLES } from '../probes/script.js';
+
+const isClusterTable = (t: { family: string; name: string }) => NFT_TABLES.some((x) => x.family === t.family && x.name === t.name);
 import { q } from '../engine/sh.js';
 
 export const firewall: Step = {
   name: 'firewall',
-  description: "remove Kubernetes' and the CNIs' iptables chains and the rules jumping to them (both backends, one atomic restore each), kube-proxy's nftables tables, IPVS services, then their ipsets; nothing else",
+  description: "remove Kubernetes' and the CNIs' iptables chains and the rules jumping to them (both backends, one atomic restore each), kube-proxy's, Calico's and Flannel's nftables tables (by name), IPVS services, then their ipsets; nothing else",
   params: z.object({}),
   owns: (f) => f.kind === 'iptables' || f.kind === 'nftables' || f.kind === 'ipvs' || f.kind === 'ipset',
   views: ['firewall'],
@@ -31,7 +34,8 @@ export const firewall: Step = {
         script: `${c.command} <<'${eof}'\n${c.input}${eof}`,
       });
     }
-    for (const t of s.nftTables.filter((x) => x.name === 'kube-proxy')) {
+    // The cluster's tables only (NFT_TABLES, all the probe looks for): each goes whole, by name (never a flush of the ruleset).
+    for (const t of s.nftTables.filter(isClusterTable)) {
       actions.push({ what: `nft delete table ${t.family} ${t.name}`, script: `nft delete table ${q(t.family)} ${q(t.name)}` });
     }
     for (const v of s.ipvs) {
@@ -64,7 +68,7 @@ done
       chains: t.chains.filter((c) => !isKubernetesChain(c)),
       rules: t.rules.filter((r) => !isKubernetesChain(r.chain) && !mentionsKubernetes(r.spec)),
     })),
-    nftTables: s.nftTables.filter((x) => x.name !== 'kube-proxy'),
+    nftTables: s.nftTables.filter((t) => !isClusterTable(t)),
     ipvs: [],
     ipsets: s.ipsets.filter((n) => !isKubernetesIpset(n)),
   }),

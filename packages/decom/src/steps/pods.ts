@@ -6,11 +6,11 @@
 import { z } from 'zod';
 import type { Container, NodeState, Proc } from '../probes/index.js';
 import { killProcesses, removeContainers, removePaths, stopSandboxes } from '../engine/model.js';
-import { K8S_BUNDLES } from '../probes/script.js';
+import { k8sBundles } from '../probes/script.js';
 import type { Action, Step } from '../engine/step.js';
 import { dockerRemove } from './docker.js';
 import { criTeardown } from './cri.js';
-import { CONTAINERD_SOCKET } from '../cri/client.js';
+import { CONTAINERD_CONFIG } from '../cri/containerd-config.js';
 import { findings } from '../rules/residue.js';
 import { etcdInterlock } from './services.js';
 import { q, stopProcsScript, systemdNode } from '../engine/sh.js';
@@ -33,8 +33,8 @@ function staticPodContainers(s: NodeState, node: string | undefined): Container[
 }
 
 /** A sh test that holds while the runtime still runs the container: containerd's task bundle, Docker's word. */
-const stillRunning = (c: Container): string =>
-  c.runtime === 'docker' ? `[ "$(docker inspect -f '{{.State.Running}}' -- ${q(c.id)} 2>/dev/null)" = true ]` : `[ -e ${K8S_BUNDLES}${q(c.id)} ]`;
+const stillRunning = (c: Container, state: string): string =>
+  c.runtime === 'docker' ? `[ "$(docker inspect -f '{{.State.Running}}' -- ${q(c.id)} 2>/dev/null)" = true ]` : `[ -e ${q(k8sBundles(state))}${q(c.id)} ]`;
 
 export const staticPods: Step = {
   name: 'static-pods',
@@ -60,7 +60,7 @@ export const staticPods: Step = {
         what: `wait up to ${t}s for the kubelet to stop ${names}`,
         nodeDecides: 'the kubelet stops these pods once their manifests are gone; what it leaves, the containers step removes',
         // Watched through the runtime that runs them: containerd's bundle directory goes when it deletes the task.
-        script: `n=${t * 10}\n${pods.map((c) => `while ${stillRunning(c)} && [ "$n" -gt 0 ]; do n=$((n - 1)); sleep 0.1; done`).join('\n')}\n[ "$n" -gt 0 ] || echo "the kubelet had not stopped every pod after ${t}s"`,
+        script: `n=${t * 10}\n${pods.map((c) => `while ${stillRunning(c, s.containerd.state)} && [ "$n" -gt 0 ]; do n=$((n - 1)); sleep 0.1; done`).join('\n')}\n[ "$n" -gt 0 ] || echo "the kubelet had not stopped every pod after ${t}s"`,
       });
     }
     return actions;
@@ -104,19 +104,21 @@ export function runtimeRemoval(s: NodeState, cs: readonly Container[], o: { only
   } else if (cd.length && (containerdUp || o.startStopped)) {
     // Started by us, stopped by us (and waited for): on init-less nodes by the PID we started.
     const pidFile = '/run/decom-containerd.pid';
+    const config = s.containerd.files[0] !== undefined && s.containerd.files[0] !== CONTAINERD_CONFIG ? s.containerd.files[0] : undefined;
     const bracket = containerdUp
       ? undefined
       : systemdNode(s.pid1)
         ? { start: 'systemctl start containerd', stop: 'systemctl stop containerd' }
         : {
-            start: `setsid containerd </dev/null >>/var/log/containerd.log 2>&1 & echo $! > ${pidFile}`,
+            // With the config it was started with, when that is not the default one.
+            start: `setsid containerd${config ? ` --config ${q(config)}` : ''} </dev/null >>/var/log/containerd.log 2>&1 & echo $! > ${pidFile}`,
             stop: `p=$(cat ${pidFile}) && rm -f ${pidFile} && kill "$p" && n=100 && while kill -0 "$p" 2>/dev/null && [ $n -gt 0 ]; do n=$((n - 1)); sleep 0.1; done; ! kill -0 "$p" 2>/dev/null`,
           };
     const only = o.only ? new Set(cd.map((c) => c.id)) : undefined;
     actions.push({
       what: `stop and remove ${only ? 'these pods' : "the pods of containerd's k8s.io namespace"} through its CRI${containerdUp ? '' : ' (containerd is stopped: started for this, then stopped again)'}, ctr for containers the CRI does not know: ${named(cd)}`,
-      script: `(CRI over the SSH connection, ${CONTAINERD_SOCKET}) StopPodSandbox and RemovePodSandbox of ${only ? 'each of these sandboxes' : 'every sandbox'}, RemoveContainer of what is left; then ctr -n k8s.io task rm -f / container rm of the containers the CRI does not know`,
-      client: (node) => criTeardown(node, bracket, only),
+      script: `(CRI over the SSH connection, ${s.containerd.address}) StopPodSandbox and RemovePodSandbox of ${only ? 'each of these sandboxes' : 'every sandbox'}, RemoveContainer of what is left; then ctr -n k8s.io task rm -f / container rm of the containers the CRI does not know`,
+      client: (node) => criTeardown(node, s.containerd.address, bracket, only),
     });
   }
   const dk = cs.filter((c) => c.runtime === 'docker');

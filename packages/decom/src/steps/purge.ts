@@ -1,7 +1,8 @@
 /**
  * The installation footprint, for a node that leaves for good (`--purge`): what
  * kubespray or kubeadm installed outside any package (binaries, unit files and
- * drop-ins, tool configs), then the images of containerd's k8s.io namespace through
+ * drop-ins, tool configs), what an administrator may have written for the runtime
+ * (static CDI specs, NRI plugins and configs, containerd's conf.d drop-ins), then the images of containerd's k8s.io namespace through
  * the runtime. A path a Debian or RPM package owns is never found here: the rules
  * leave it to the package manager. Without --purge the probe does not look, so
  * these steps find nothing to do.
@@ -12,14 +13,14 @@ import { findings, kubernetesDockerImages, type Kind } from '../rules/residue.js
 import { dockerRemove } from './docker.js';
 import { deletePathScript, q, systemdNode } from '../engine/sh.js';
 
-const KINDS: ReadonlySet<Kind> = new Set(['installed-binary', 'installed-unit', 'installed-config']);
+const KINDS: ReadonlySet<Kind> = new Set(['installed-binary', 'installed-unit', 'installed-config', 'runtime-config']);
 
 export const installed: Step = {
   name: 'installed',
-  description: 'with --purge: delete the binaries, unit files and drop-ins and tool configs kubespray or kubeadm installed (never a package-owned file), then reload systemd',
+  description: "with --purge: delete the binaries, unit files and drop-ins and tool configs kubespray or kubeadm installed (never a package-owned file), static CDI specs, NRI plugins and containerd's conf.d drop-ins, then reload systemd",
   params: z.object({}),
   owns: (f) => KINDS.has(f.kind),
-  views: ['install'],
+  views: ['install', 'files'],
   plan(s) {
     const found = findings(s).filter((f) => KINDS.has(f.kind));
     const paths = found.map((f) => f.subject);
@@ -31,7 +32,7 @@ export const installed: Step = {
     }
     return actions;
   },
-  after: (s) => ({ ...s, installed: s.installed.filter((i) => i.owner) }),
+  after: (s) => ({ ...s, installed: s.installed.filter((i) => i.owner), paths: s.paths.filter((p) => p.kind !== 'runtime-config') }),
 };
 
 export const images: Step = {

@@ -8,8 +8,9 @@ import { z } from 'zod';
 import type { NodeState } from '../probes/index.js';
 import { killProcesses, removePaths } from '../engine/model.js';
 import type { Action, Step } from '../engine/step.js';
-import { clusterEtcd, foreignEtcd, hostEtcd, kubeletUnitState } from '../rules/residue.js';
+import { clusterEtcd, foreignEtcd, foreignEtcdData, hostEtcd, kubeletUnitState } from '../rules/residue.js';
 import { q, stopProcsScript, systemdNode } from '../engine/sh.js';
+import { etcdArchive } from './backup.js';
 
 const K8S_DAEMONS: Record<string, string> = { kubelet: 'kubelet.service', 'cri-dockerd': 'cri-docker.service', crio: 'crio.service' };
 
@@ -82,9 +83,15 @@ export function etcdInterlock(s: NodeState): string | undefined {
   return `etcd member ${me.name || me.id} is a voting member of a healthy ${voters.length}-member cluster (${healthy} healthy); resetting it would take a vote away and lose its data. Remove the member first: decom run without --playbook (the decommission) does that`;
 }
 
+/** The cluster's etcd data: every etcd data path, less what may be a foreign etcd's own. */
+const clusterEtcdData = (s: NodeState): string[] => {
+  const theirs = foreignEtcdData(s);
+  return s.paths.filter((p) => p.kind === 'etcd-data' && !theirs.includes(p.path)).map((p) => p.path);
+};
+
 export const etcd: Step = {
   name: 'etcd',
-  description: "stop and disable etcd.service (its static pod goes with the manifests) and remove its data — refused while it is a voting member of a healthy cluster",
+  description: "stop and disable etcd.service (its static pod goes with the manifests) and remove its data (backed up first) — refused while it is a voting member of a healthy cluster; beside an etcd nothing ties to the cluster, only the cluster's data, judged by the data dir that etcd uses",
   params: z.object({ graceSec: z.number().int().nonnegative().default(10) }),
   owns: (f) => f.kind === 'etcd-process' || f.kind === 'etcd-data',
   views: ['processes', 'units', 'sockets', 'files', 'etcd'],
@@ -96,16 +103,21 @@ export const etcd: Step = {
       actions.push({ what: 'systemctl disable --now etcd.service', script: 'systemctl disable --now --no-reload etcd.service 2>&1 || systemctl stop etcd.service' });
     }
     if (procs.length) actions.push({ what: `stop etcd (${procs.map((p) => p.pid).join(', ')})`, script: stopProcsScript(procs, Number(ctx.params.graceSec)) });
-    // Not while an etcd nothing ties to the cluster runs: the data may be its own.
-    const data = foreignEtcd(s).length ? [] : s.paths.filter((p) => p.kind === 'etcd-data').map((p) => p.path);
-    if (data.length) actions.push({ what: `remove etcd data ${data.join(', ')}`, script: `rm -rf --one-file-system -- ${data.map(q).join(' ')}` });
+    // Beside an etcd nothing ties to the cluster, only what is not at or around the data dir it uses.
+    const data = clusterEtcdData(s);
+    if (data.length) {
+      // Archived first, on the node (see etcdArchive): by now no etcd of the cluster writes to it.
+      const archive = ctx.backupDir ? etcdArchive(ctx.backupDir) : undefined;
+      const keep = archive ? `umask 077; mkdir -p ${q(archive.slice(0, archive.lastIndexOf('/')))} && tar -C / --one-file-system -czf ${q(archive)} ${data.map((p) => q(p.slice(1))).join(' ')} && ` : '';
+      actions.push({ what: `${archive ? `archive etcd data to ${archive}, then ` : ''}remove etcd data ${data.join(', ')}`, script: `${keep}rm -rf --one-file-system -- ${data.map(q).join(' ')}` });
+    }
     return actions;
   },
   after(s) {
-    if (foreignEtcd(s).length) return s;
+    if (foreignEtcd(s).length) return removePaths(s, clusterEtcdData(s));
     const next = killProcesses(s, etcdProcs(s).map((p) => p.pid));
     const runningUnits = new Set([...s.runningUnits].filter((x) => x !== 'etcd.service'));
-    const { etcd: _gone, ...rest } = removePaths(next, s.paths.filter((p) => p.kind === 'etcd-data').map((p) => p.path));
+    const { etcd: _gone, ...rest } = removePaths(next, clusterEtcdData(s));
     return { ...rest, runningUnits };
   },
   timeoutSec: (ctx) => Number(ctx.params.graceSec) + 60,

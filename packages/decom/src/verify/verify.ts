@@ -7,9 +7,10 @@ import type { Transport } from '../transport/types.js';
 import { TransportError } from '../transport/types.js';
 import { DEFAULT_FORKS, pool } from '../util/pool.js';
 import { EXIT, foldExit, type ExitCode } from '../util/exit-codes.js';
-import { ALL_VIEWS, PURGE_VIEWS, probeNode, type NodeState } from '../probes/index.js';
+import { ALL_VIEWS, PURGE_VIEWS, probeNode, withFacts, type NodeState } from '../probes/index.js';
 import { findings, notes, type Finding } from '../rules/residue.js';
 import { printable, renderSummary, summarizeFindings } from './report.js';
+import { factsLine, hostFacts, type HostFacts } from '../rules/facts.js';
 import type { NodeCheck } from '../cluster/node.js';
 
 export interface HostReport {
@@ -21,6 +22,8 @@ export interface HostReport {
   error?: string;
   /** Things the user should know that are not residue (e.g. a partial view without root). */
   warnings?: string[];
+  /** What the node runs, as found on it. */
+  facts?: HostFacts;
 }
 
 export interface VerifyOptions {
@@ -41,10 +44,10 @@ async function verifyHost(host: Host, opts: VerifyOptions): Promise<HostReport> 
   let t: Transport | undefined;
   try {
     t = await opts.connect(host);
-    const state = await probeNode(t, { sudo: host.become, views: opts.purge ? PURGE_VIEWS : ALL_VIEWS });
+    const state = await probeNode(t, { sudo: host.become, views: withFacts(opts.purge ? PURGE_VIEWS : ALL_VIEWS) });
     if (opts.operator) state.operator = opts.operator;
     if (opts.etcdGroup) state.etcdGroup = opts.etcdGroup(host);
-    const report: HostReport = { host: host.name, reachable: true, clean: true, findings: findings(state) };
+    const report: HostReport = { host: host.name, reachable: true, clean: true, findings: findings(state), facts: hostFacts(state) };
     const said = notes(state);
     if (said.length) report.warnings = said;
     if (state.uid !== 0) {
@@ -87,6 +90,7 @@ export function renderText(reports: HostReport[], opts: { details?: boolean } = 
     const host = printable(r.host);
     if (opts.details) out.push(...findingLines(host, r.findings));
     else out.push(...renderSummary(summarizeFindings(r.findings), `${host}  `));
+    if (r.facts) out.push(`${host}: ${printable(factsLine(r.facts))}`);
     for (const w of r.warnings ?? []) out.push(`${host}: warning: ${printable(w)}`);
   }
   for (const r of reports) {
@@ -118,6 +122,7 @@ export const renderJson = (reports: HostReport[]): string =>
         clean: r.clean,
         ...(r.error ? { error: r.error } : {}),
         ...(r.warnings ? { warnings: r.warnings } : {}),
+        ...(r.facts ? { facts: r.facts } : {}),
         findings: r.findings,
       })),
     },

@@ -26,7 +26,7 @@ const SECTIONS = {
   kubeletEnabled: 'systemctl is-enabled kubelet 2>/dev/null; true',
   kubeletProc: 'pgrep -x kubelet || true',
   manifests: 'ls /etc/kubernetes/manifests 2>/dev/null',
-  files: 'for f in /etc/kubernetes/admin.conf /etc/kubernetes/kubelet.conf /etc/kubernetes/pki/ca.crt /var/lib/kubelet/config.yaml /var/lib/kubelet/pki/kubelet-client-current.pem /etc/cni/net.d/10-containerd-net.conflist /var/lib/etcd/member/wal /etc/systemd/system/kubelet.service /etc/app/app.conf /etc/ssl/etcd /etc/etcd.env /var/lib/etcd-events /root/.kube/config /var/log/pods/* /var/log/containers/* /var/lib/calico /etc/calico /var/lib/kube-router /usr/local/share/ca-certificates/kube-ca.crt /usr/local/share/ca-certificates/etcd-ca.crt /etc/nginx/nginx.conf /sys/fs/bpf/tc/globals/cilium_*; do [ -e "$f" ] || [ -L "$f" ] && echo "$f"; done; true',
+  files: 'for f in /etc/kubernetes/admin.conf /etc/kubernetes/kubelet.conf /etc/kubernetes/pki/ca.crt /var/lib/kubelet/config.yaml /var/lib/kubelet/pki/kubelet-client-current.pem /etc/cni/net.d/10-containerd-net.conflist /var/lib/etcd/member/wal /etc/systemd/system/kubelet.service /etc/app/app.conf /etc/ssl/etcd /etc/etcd.env /var/lib/etcd-events /root/.kube/config /var/log/pods/* /var/log/containers/* /var/lib/calico /etc/calico /var/lib/kube-router /usr/local/share/ca-certificates/kube-ca.crt /usr/local/share/ca-certificates/etcd-ca.crt /etc/nginx/nginx.conf /sys/fs/bpf/tc/globals/cilium_* /etc/cni/net.d/* /etc/sysctl.d/99-zzz-override_cilium.conf /var/run/cdi/*; do [ -e "$f" ] || [ -L "$f" ] && echo "$f"; done; true',
   bundleTrustsCluster: 'grep -c "BEGIN CERTIFICATE" /etc/ssl/certs/ca-certificates.crt >/dev/null; for f in /etc/kubernetes/pki/ca.crt /etc/ssl/etcd/ssl/ca.pem /root/cluster-ca-copy.crt; do [ -f "$f" ] && openssl verify -CAfile /etc/ssl/certs/ca-certificates.crt "$f" >/dev/null 2>&1 && echo "$f"; done; true',
   // host-local >= 0.8 writes "<sandbox id>\r\n<ifname>".
   leases: 'for f in /var/lib/cni/networks/cbr0/10.*; do [ -e "$f" ] && echo "$f $(head -1 "$f" | tr -d "\\r")"; done; true',
@@ -35,7 +35,7 @@ const SECTIONS = {
   podCgroups: 'for d in /sys/fs/cgroup/*/kubepods /sys/fs/cgroup/*/kubepods.slice /sys/fs/cgroup/kubepods /sys/fs/cgroup/kubepods.slice; do [ -d "$d" ] && find "$d" -type d; done; true',
   slices: "systemctl list-units --all --plain --no-legend 'kubepods*' 2>/dev/null | cut -d' ' -f1; true",
   // What containerd's CRI plugin itself says (over its socket, with decom's CRI client): "sandbox-id namespace/name state".
-  criPods: `! pgrep -x containerd >/dev/null || node --input-type=module -e "import { CriClient, unixDial } from '${join(ROOT, 'dist', 'cri', 'client.js')}'; const c = await CriClient.connect(unixDial('/run/containerd/containerd.sock')); for (const p of await c.listPodSandbox()) console.log(p.id, p.metadata.namespace + '/' + p.metadata.name, p.state); await c.close();"`,
+  criPods: `! pgrep -x containerd >/dev/null || node --input-type=module -e "import { CriClient, unixDial } from '${join(ROOT, 'dist', 'cri', 'client.js')}'; const c = await CriClient.connect(unixDial(process.env.CONTAINERD_ADDRESS || '/run/containerd/containerd.sock')); for (const p of await c.listPodSandbox()) console.log(p.id, p.metadata.namespace + '/' + p.metadata.name, p.state); await c.close();"`,
   podDirs: 'ls /var/lib/kubelet/pods 2>/dev/null',
   // By protocol: Calico's BIRD (12), kube-router (17), Calico's Felix (80).
   cniRoutes: 'for p in 12 17 80; do ip route show table all proto $p; done',
@@ -48,10 +48,18 @@ const SECTIONS = {
 
 export type Facts = Record<keyof typeof SECTIONS, string>;
 
-export function facts(node: string): Facts {
-  const script = Object.entries(SECTIONS)
-    .map(([k, cmd]) => `echo '### ${k}'; { ${cmd}; } 2>/dev/null`)
-    .join('\n');
+/** Where a node's containerd keeps its state and socket (the sandbox's --containerd-paths). */
+export interface ContainerdAt {
+  state: string;
+  address: string;
+}
+export const DEFAULT_CONTAINERD: ContainerdAt = { state: '/run/containerd', address: '/run/containerd/containerd.sock' };
+/** The sandbox's `--containerd-paths moved`: root, state and socket set in a conf.d import. */
+export { MOVED_CONTAINERD } from '../../../sandbox/src/node.js';
+
+/** The views, with ctr (and the CRI client) pointed at containerd's socket where the node keeps it. */
+export function facts(node: string, at: ContainerdAt = DEFAULT_CONTAINERD): Facts {
+  const script = [`export CONTAINERD_ADDRESS='${at.address}'`, ...Object.entries(SECTIONS).map(([k, cmd]) => `echo '### ${k}'; { ${cmd}; } 2>/dev/null`)].join('\n');
   const out = ssh(node, script);
   const f = {} as Record<string, string>;
   let cur = '';

@@ -1,12 +1,14 @@
 import { ssh } from './sandbox.js';
-import { facts, holders, lines, mounts } from './facts.js';
+import { DEFAULT_CONTAINERD, facts, holders, lines, mounts, type ContainerdAt } from './facts.js';
 
 /**
  * An independent judge of "clean", written from kernel and runtime views read over
  * SSH — never from decom's probes or rules: what a reset must leave, named.
  */
-export function leftovers(node: string): string[] {
-  const f = facts(node);
+export function leftovers(node: string, at: ContainerdAt = DEFAULT_CONTAINERD): string[] {
+  const f = facts(node, at);
+  const esc = (p: string) => p.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+  const runtimeMounts = new RegExp(`^(${esc(at.state)}/io\\.containerd\\.runtime\\.v2\\.task/k8s\\.io/|${esc(at.state)}/io\\.containerd\\.grpc\\.v1\\.cri/sandboxes/)`);
   const out: string[] = [];
   const add = (what: string, items: string[]) => items.forEach((i) => out.push(`${what}: ${i}`));
   const k8sPorts = [6443, 2379, 2380, 2381, 10248, 10249, 10250, 10255, 10256, 10257, 10259];
@@ -14,11 +16,12 @@ export function leftovers(node: string): string[] {
   add('port (no holder)', lines(f.listen).map((l) => l.split(/\s+/)[3] ?? '').filter((a) => k8sPorts.includes(Number(a.slice(a.lastIndexOf(':') + 1)))).filter((a) => !holders(f.listen).has(Number(a.slice(a.lastIndexOf(':') + 1)))));
   add('netns', lines(f.netns).filter((n) => n.startsWith('cni-')));
   add('link', lines(f.links).filter((l) => /^(cni0|flannel|vxlan\.calico|cali|veth|tunl0|kube-|cilium_|lxc|nodelocaldns)/.test(l)));
-  add('mount', mounts(f.mountinfo).filter((t) => /^(\/var\/lib\/kubelet\/|\/run\/containerd\/io\.containerd\.runtime\.v2\.task\/k8s\.io\/|\/run\/containerd\/io\.containerd\.grpc\.v1\.cri\/sandboxes\/|\/run\/netns\/cni-)/.test(t)));
+  add('mount', mounts(f.mountinfo).filter((t) => /^(\/var\/lib\/kubelet\/|\/run\/netns\/cni-)/.test(t) || runtimeMounts.test(t)));
   const k8sRule = /KUBE-|CNI-|cali-|cali:|FLANNEL|flannel|CILIUM/;
   add('iptables-nft', lines(f.iptNft).filter((l) => !l.startsWith('#') && k8sRule.test(l)));
   add('iptables-legacy', lines(f.iptLegacy).filter((l) => !l.startsWith('#') && k8sRule.test(l)));
-  add('nft', lines(f.nftTables).filter((l) => l.includes('kube-proxy')));
+  // kube-proxy's, Calico Felix's and flannel's tables, as their sources name them (test/fixtures/nft).
+  add('nft', lines(f.nftTables).filter((l) => /^table (ip|ip6|arp) (kube-proxy|calico|calico-arp|flannel-ipv4|flannel-ipv6)$/.test(l)));
   add('k8s.io container', lines(f.k8sContainers));
   add('k8s.io task', lines(f.k8sTasks));
   add('docker k8s_', lines(f.dockerNames).filter((n) => n.startsWith('k8s_')));

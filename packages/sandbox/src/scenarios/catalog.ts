@@ -25,6 +25,10 @@ export const SCENARIOS = {
     description: 'pod dirs with mounts, cni-* netns, veths and IPAM leases whose sandboxes no longer exist',
     programs: [] as string[],
   },
+  'field-2026': {
+    description: "what today's clusters leave: kube-proxy's, Calico's and flannel's nftables tables, a DRA driver's transient CDI spec, Cilium's sysctl override and the CNI config it renamed aside, old etcd data, a pod through CRI; beside an admin's static CDI spec, Debian's own etcd holding a key (systemd nodes) and a user's nftables table",
+    programs: ['etcd', 'etcdctl'],
+  },
   cluster: {
     description: 'a healthy cluster in the sandbox API: control plane + workers, DaemonSet, Deployment and bare pods, a PDB, emptyDir and CSI volumes',
     programs: [] as string[],

@@ -24,7 +24,7 @@ k8s_docker_pod() { # pod namespace container cmd...
 if has_role control-plane; then
   k8s_docker_pod "kube-apiserver-$NODE_NAME" kube-system kube-apiserver /bin/httpd -f -p 6443
 fi
-k8s_docker_pod "kube-proxy-$(hex 5)" kube-system kube-proxy /bin/sh -c "httpd -p 127.0.0.1:10249 && exec httpd -f -p 10256"
+k8s_docker_pod "kube-proxy-$(hex 5)" kube-system kube-proxy /bin/sh -c "mkdir -p /srv && printf iptables > /srv/proxyMode && httpd -p 127.0.0.1:10249 -h /srv && exec httpd -f -p 10256"
 docker run -d --network none --name app-registry "$IMAGE" /bin/sleep 2147483647 >/dev/null
 kube_iptables
 not_kubernetes

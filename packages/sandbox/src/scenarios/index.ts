@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { KUBELET_JS, nodeExec } from '../node.js';
+import { KUBELET_JS, MOVED_CONTAINERD, nodeExec } from '../node.js';
 import type { SandboxNode, SandboxState } from '../types.js';
 import { needsApi, type ScenarioName } from './catalog.js';
 
@@ -10,6 +10,9 @@ const here = dirname(fileURLToPath(import.meta.url));
 /**
  * Runs `body` inside a node after lib.sh, with the node's facts in the environment:
  * the one way the sandbox changes what is on a node (scenarios, etcd, Services).
+ * A node whose containerd paths are moved gets them too: ctr honours CONTAINERD_ADDRESS,
+ * and lib.sh's wipes and configs read the three. Only this shell and what it starts
+ * see them: never sshd or a login, where decom must find the paths in containerd's config.
  */
 export async function runNodeScript(
   node: SandboxNode,
@@ -31,6 +34,9 @@ export async function runNodeScript(
       INIT: node.init,
       REAL_ETCD: state.etcd && node.roles.includes('etcd') ? '1' : '0',
       KUBELET_JS,
+      ...(node.containerdPaths === 'moved'
+        ? { CONTAINERD_ADDRESS: MOVED_CONTAINERD.address, CONTAINERD_ROOT: MOVED_CONTAINERD.root, CONTAINERD_STATE: MOVED_CONTAINERD.state }
+        : {}),
       ...extraEnv,
     },
   });

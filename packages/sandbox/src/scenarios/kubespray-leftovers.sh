@@ -8,7 +8,7 @@ import_image
 kube_files
 if has_role control-plane; then control_plane_static_pods; else static_pod nginx-proxy /bin/httpd -f -p 127.0.0.1:6443; fi
 svc_start kubelet
-host_pod "kube-proxy-$(hex 5)" kube-system kube-proxy /bin/sh -c "httpd -p 127.0.0.1:10249 && exec httpd -f -p 10256" >/dev/null
+host_pod "kube-proxy-$(hex 5)" kube-system kube-proxy /bin/sh -c "mkdir -p /srv && printf ipvs > /srv/proxyMode && httpd -p 127.0.0.1:10249 -h /srv && exec httpd -f -p 10256" >/dev/null
 host_pod "calico-node-$(hex 5)" kube-system calico-node /bin/httpd -f -p 127.0.0.1:9099 >/dev/null
 set -- $(run_pod "coredns-$(hex 10)-$(hex 5)" kube-system coredns --memory-volume cache:/cache -- /bin/httpd -f -p 53)
 pod_volumes "$1"

@@ -7,7 +7,10 @@
 # (Calico's and Cilium's traces, CSI and projected volumes, kube-proxy's rules) is
 # planted by hand, as those components leave it (README: Fidelity).
 #
-# Environment: NODE_NAME NODE_ADDR NODE_INDEX ROLES INIT REAL_ETCD KUBELET_JS
+# Environment: NODE_NAME NODE_ADDR NODE_INDEX ROLES INIT REAL_ETCD KUBELET_JS, and on a node
+# whose containerd paths are moved (--containerd-paths moved) CONTAINERD_ADDRESS (ctr
+# honours it), CONTAINERD_ROOT and CONTAINERD_STATE. Daemons started here do not get
+# those three: an init would not pass them on, and decom must find the paths itself.
 # stdin: the busybox image tar (docker-archive + OCI layout)
 set -eu
 
@@ -45,15 +48,16 @@ wait_containerd() {
 # --- services: systemd units on systemd nodes, plain processes (pid files) otherwise
 svc_start() { # name
   if [ "$INIT" = systemd ]; then systemctl enable --now "$1" >/dev/null 2>&1 || systemctl start "$1"; return; fi
+  daemon="env -u CONTAINERD_ADDRESS -u CONTAINERD_ROOT -u CONTAINERD_STATE setsid"
   case $1 in
     kubelet) # The drop-in's args when the node joined (join_cluster), as systemd passes them on every start.
              args=${KUBELET_KUBECONFIG_ARGS:-$(cat "$PIDS/kubelet.args" 2>/dev/null || true)}
              # shellcheck disable=SC2086 # the args are words, as systemd splits $VAR
-             setsid /usr/bin/node "$KUBELET_JS" $args </dev/null >/var/log/kubelet.log 2>&1 & echo $! > "$PIDS/kubelet.pid" ;;
-    docker) setsid /usr/sbin/dockerd </dev/null >/var/log/dockerd.log 2>&1 & echo $! > "$PIDS/docker.pid" ;;
-    containerd) setsid /usr/bin/containerd </dev/null >/var/log/containerd.log 2>&1 & echo $! > "$PIDS/containerd.pid" ;;
+             $daemon /usr/bin/node "$KUBELET_JS" $args </dev/null >/var/log/kubelet.log 2>&1 & echo $! > "$PIDS/kubelet.pid" ;;
+    docker) $daemon /usr/sbin/dockerd </dev/null >/var/log/dockerd.log 2>&1 & echo $! > "$PIDS/docker.pid" ;;
+    containerd) $daemon /usr/bin/containerd </dev/null >/var/log/containerd.log 2>&1 & echo $! > "$PIDS/containerd.pid" ;;
     etcd) . /etc/default/etcd; export $(sed -n 's/^\(ETCD_[A-Z_]*\)=.*/\1/p' /etc/default/etcd)
-          setsid /usr/bin/etcd </dev/null >/var/log/etcd.log 2>&1 & echo $! > "$PIDS/etcd.pid" ;;
+          $daemon /usr/bin/etcd </dev/null >/var/log/etcd.log 2>&1 & echo $! > "$PIDS/etcd.pid" ;;
   esac
 }
 
@@ -152,7 +156,8 @@ calico_pod_traces() {
 }
 
 # What a runtime that lost its state leaves (a crash, then a reinstall or a failed
-# upgrade that wiped /var/lib/containerd and /run/containerd): the kubelet stopped,
+# upgrade that wiped its root and state, /var/lib/containerd and /run/containerd unless
+# moved): the kubelet stopped,
 # containerd killed with its shims and every pod process (no CNI DEL ran), its mounts
 # gone with the wipe, then containerd started again knowing nothing. Netns, veths,
 # leases, CNI chains, pod dirs with their volume mounts and pod cgroups stay.
@@ -163,8 +168,9 @@ lose_runtime_state() {
   done
   if [ "$INIT" = systemd ]; then systemctl kill -s KILL containerd >/dev/null 2>&1; systemctl stop containerd >/dev/null 2>&1; fi
   sleep 0.3
-  grep -E ' /run/containerd/' /proc/self/mountinfo | cut -d' ' -f5 | sort -r | while read -r m; do umount "$m"; done
-  rm -rf /var/lib/containerd/* /run/containerd/*
+  root=${CONTAINERD_ROOT:-/var/lib/containerd} state=${CONTAINERD_STATE:-/run/containerd}
+  grep -F " $state/" /proc/self/mountinfo | cut -d' ' -f5 | sort -r | while read -r m; do umount "$m"; done
+  rm -rf "${root:?}"/* "${state:?}"/*
   rm -f "$PIDS/containerd.pid"
   svc_start containerd
   wait_containerd
@@ -256,6 +262,78 @@ table ip6 kube-proxy {
 EOF
 }
 
+calico_nftables() { # Calico Felix's nftables dataplane (GA in v3.31)
+  # Tables from felix/dataplane/linux/int_dataplane.go: NewTable("calico", 4|6) and, from
+  # v3.32, NewARPTable("calico-arp"). Base chains from felix/nftables/table.go `baseChains`
+  # (stored commit a91c52b8, the v3.29-v3.31 shape). Chains are "<layer>-<name>".
+  # calico-arp's base chain is not named in the source read, so filter-OUTPUT is a guess.
+  nft -f - <<'EOF'
+table ip calico {
+  set cali40masq-ipam-pools { type ipv4_addr; flags interval; elements = { 10.233.64.0/18 }; }
+  set cali40all-ipam-pools { type ipv4_addr; flags interval; elements = { 10.233.64.0/18 }; }
+  chain filter-cali-FORWARD { }
+  chain filter-cali-INPUT { }
+  chain nat-cali-PREROUTING { }
+  chain nat-cali-nat-outgoing { ip saddr @cali40masq-ipam-pools ip daddr != @cali40all-ipam-pools counter masquerade fully-random; }
+  chain nat-cali-POSTROUTING { counter jump nat-cali-nat-outgoing; }
+  chain mangle-cali-PREROUTING { }
+  chain raw-cali-PREROUTING { }
+  chain filter-FORWARD { type filter hook forward priority filter; policy accept; counter jump filter-cali-FORWARD comment "cali:wUHhoiAYhphO9Mso"; }
+  chain filter-INPUT { type filter hook input priority filter; policy accept; counter jump filter-cali-INPUT comment "cali:Cz_u1IQiXIMmKD4c"; }
+  chain nat-PREROUTING { type nat hook prerouting priority dstnat; policy accept; counter jump nat-cali-PREROUTING comment "cali:6gwbT8clXdHdC1b1"; }
+  chain nat-POSTROUTING { type nat hook postrouting priority srcnat; policy accept; counter jump nat-cali-POSTROUTING comment "cali:O3lYWMrLQYEMJtB5"; }
+  chain mangle-PREROUTING { type filter hook prerouting priority mangle; policy accept; counter jump mangle-cali-PREROUTING; }
+  chain raw-PREROUTING { type filter hook prerouting priority raw; policy accept; counter jump raw-cali-PREROUTING; }
+}
+table ip6 calico {
+  chain filter-cali-FORWARD { }
+  chain filter-FORWARD { type filter hook forward priority filter; policy accept; counter jump filter-cali-FORWARD comment "cali:wUHhoiAYhphO9Mso"; }
+  chain nat-POSTROUTING { type nat hook postrouting priority srcnat; policy accept; }
+}
+table arp calico-arp {
+  chain filter-cali-arp-cali12345-ab { oifname "cali12345-ab" arp operation reply arp saddr ip 10.233.65.2 drop; }
+  chain filter-cali-arp-dispatch { oifname "cali12345-ab" goto filter-cali-arp-cali12345-ab; }
+  chain filter-OUTPUT { type filter hook output priority filter; policy accept; counter jump filter-cali-arp-dispatch; }
+}
+EOF
+}
+
+flannel_nftables() { # flannel's nftables mode (EnableNFTables, v0.25+)
+  # pkg/trafficmngr/nftables/nftables.go (stored commits 5c96864f and 41a4a4d5): one table
+  # per family, flannel-ipv4 and flannel-ipv6, each with chains postrtg and forward.
+  nft -f - <<'EOF'
+table ip flannel-ipv4 {
+  comment "rules for flannel-ipv4"
+  chain postrtg {
+    comment "chain to manage traffic masquerading by flannel"
+    type nat hook postrouting priority srcnat; policy accept;
+    meta mark 0x4000 return
+    ip saddr 10.244.1.0/24 ip daddr 10.244.0.0/16 return
+    ip saddr 10.244.0.0/16 ip daddr != 224.0.0.0/4 masquerade fully-random
+  }
+  chain forward {
+    comment "chain to accept flannel traffic"
+    type filter hook forward priority filter; policy accept;
+    ip saddr 10.244.0.0/16 accept
+    ip daddr 10.244.0.0/16 accept
+  }
+}
+table ip6 flannel-ipv6 {
+  comment "rules for flannel-ipv6"
+  chain postrtg {
+    comment "chain to manage traffic masquerading by flannel"
+    type nat hook postrouting priority srcnat; policy accept;
+    meta mark 0x4000 return
+  }
+  chain forward {
+    comment "chain to accept flannel traffic"
+    type filter hook forward priority filter; policy accept;
+    ip6 saddr fd00:10:244::/56 accept
+  }
+}
+EOF
+}
+
 # kube-proxy's IPVS-mode sets and Calico's, one in use by a KUBE- rule (so it can go only after the rule).
 kube_ipsets() {
   ipset create KUBE-CLUSTER-IP hash:ip,port
@@ -307,7 +385,8 @@ kubespray_install() {
   printf '[Unit]\nDescription=Timer to renew K8S control plane certificates\n[Timer]\nOnCalendar=Mon *-*-1,2,3,4,5,6,7 03:00:00\n[Install]\nWantedBy=multi-user.target\n' > /etc/systemd/system/k8s-certs-renew.timer
   mkdir -p /etc/systemd/system/timers.target.wants
   ln -sf /etc/systemd/system/k8s-certs-renew.timer /etc/systemd/system/timers.target.wants/k8s-certs-renew.timer
-  printf 'runtime-endpoint: unix:///var/run/containerd/containerd.sock\nimage-endpoint: unix:///var/run/containerd/containerd.sock\ntimeout: 30\n' > /etc/crictl.yaml
+  sock=${CONTAINERD_ADDRESS:-/var/run/containerd/containerd.sock}
+  printf 'runtime-endpoint: unix://%s\nimage-endpoint: unix://%s\ntimeout: 30\n' "$sock" "$sock" > /etc/crictl.yaml
   printf 'overlay\nbr_netfilter\n' > /etc/modules-load.d/kubespray-br_netfilter.conf
   mkdir -p /etc/bash_completion.d
   printf '# bash completion for kubectl (stand-in)\n' > /etc/bash_completion.d/kubectl
@@ -374,13 +453,8 @@ EOF
     cp /etc/kubernetes/pki/ca.key /etc/kubernetes/pki/apiserver.key
     echo "kubernetes: {}" > /etc/kubernetes/kubeadm-config.yaml
   fi
-  cat > /var/lib/kubelet/config.yaml <<EOF
-apiVersion: kubelet.config.k8s.io/v1beta1
-kind: KubeletConfiguration
-staticPodPath: /etc/kubernetes/manifests
-cgroupDriver: $([ "$INIT" = systemd ] && echo systemd || echo cgroupfs)
-EOF
-  echo 'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/containerd/containerd.sock"' > /var/lib/kubelet/kubeadm-flags.env
+  kubelet_config
+  echo "KUBELET_KUBEADM_ARGS=\"--container-runtime-endpoint=unix://${CONTAINERD_ADDRESS:-/run/containerd/containerd.sock}\"" > /var/lib/kubelet/kubeadm-flags.env
   echo '{"policyName":"none","defaultCpuSet":"","checksum":1353318690}' > /var/lib/kubelet/cpu_manager_state
   echo '{"policyName":"None","machineState":{},"checksum":1352335701}' > /var/lib/kubelet/memory_manager_state
   cni_config
@@ -393,6 +467,20 @@ EOF
     head -c 4096 /dev/urandom > /var/lib/etcd/member/snap/db
     head -c 4096 /dev/urandom > /var/lib/etcd/member/wal/0000000000000000-0000000000000000.wal
   fi
+}
+
+# The kubelet's KubeletConfiguration, as kubeadm writes it: what the stand-in, its run-pod
+# and the pods' cgroups read (cgroupDriver), and where the runtime listens when containerd
+# was moved (containerRuntimeEndpoint; the kubelet's default socket otherwise).
+kubelet_config() {
+  mkdir -p /var/lib/kubelet
+  cat > /var/lib/kubelet/config.yaml <<EOF
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+staticPodPath: /etc/kubernetes/manifests
+cgroupDriver: $([ "$INIT" = systemd ] && echo systemd || echo cgroupfs)
+EOF
+  if [ -n "${CONTAINERD_ADDRESS:-}" ]; then echo "containerRuntimeEndpoint: unix://$CONTAINERD_ADDRESS" >> /var/lib/kubelet/config.yaml; fi
 }
 
 # The rest of a member's footprint, as kubespray lays it out: etcd's PKI and
@@ -498,6 +586,7 @@ not_kubernetes() {
   app_iptables
   nft add table inet app-filter
   nft add chain inet app-filter input '{ type filter hook input priority 10; policy accept; }'
+  nft add rule inet app-filter input tcp dport 8088 accept   # the nginx site below
   mkdir -p /srv/appdata                              # user data on a tmpfs outside kubelet's dirs
   mount -t tmpfs -o size=8m app-data /srv/appdata
   echo "user data: must survive" > /srv/appdata/important.db

@@ -6,7 +6,7 @@ import_image
 kube_files
 if has_role control-plane; then control_plane_static_pods; else static_pod nginx-proxy /bin/httpd -f -p 127.0.0.1:6443; fi
 svc_start kubelet
-host_pod "kube-proxy-$(hex 5)" kube-system kube-proxy /bin/sh -c "httpd -p 127.0.0.1:10249 && exec httpd -f -p 10256" >/dev/null
+host_pod "kube-proxy-$(hex 5)" kube-system kube-proxy /bin/sh -c "mkdir -p /srv && printf iptables > /srv/proxyMode && httpd -p 127.0.0.1:10249 -h /srv && exec httpd -f -p 10256" >/dev/null
 not_kubernetes
 wait_control_plane_ports
 wait_port 10256
