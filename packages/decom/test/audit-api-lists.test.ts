@@ -3,8 +3,8 @@ import { ApiException, type V1APIService, type V1Lease, type V1Namespace, type V
 import { emptyState } from '../src/probes/index.js';
 import type { NodeState } from '../src/probes/state.js';
 import type { Host } from '../src/inventory/index.js';
-import { clusterRead, needsApiServices, type ClusterRead, type SettledLists } from '../src/audit/cluster.js';
-import type { ApiList } from '../src/rules/audit.js';
+import { clusterRead, type ClusterRead, type SettledLists } from '../src/audit/cluster.js';
+import type { ApiList, ClusterView } from '../src/rules/audit.js';
 import { auditExitCode, judge, type AuditReport } from '../src/audit/audit.js';
 import { mergeReports, renderJson, renderJunit, renderPrometheus, renderTable } from '../src/audit/report.js';
 import { renderHtml } from '../src/audit/html.js';
@@ -55,28 +55,32 @@ const apiservices: V1APIService[] = [
 ];
 
 /** RBAC's refusal as kube-apiserver sends it (a Status), as the client library throws it. */
-const RESOURCE: Record<ApiList, [plural: string, group: string]> = {
+type Listed = Exclude<ApiList, 'objects'>;
+const RESOURCE: Record<Listed, [plural: string, group: string]> = {
   pods: ['pods', ''], nodes: ['nodes', ''], namespaces: ['namespaces', ''],
   volumeattachments: ['volumeattachments', 'storage.k8s.io'], leases: ['leases', 'coordination.k8s.io'], apiservices: ['apiservices', 'apiregistration.k8s.io'],
 };
-const forbiddenMessage = (l: ApiList) => {
+const forbiddenMessage = (l: Listed) => {
   const [plural, group] = RESOURCE[l];
   return `${group ? `${plural}.${group}` : plural} is forbidden: User "system:serviceaccount:decom:decom-audit" cannot list resource "${plural}" in API group "${group}" at the cluster scope`;
 };
-const forbidden = (l: ApiList) =>
+const forbidden = (l: Listed) =>
   new ApiException(403, 'Unknown API Status Code!', JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: forbiddenMessage(l), reason: 'Forbidden', details: { kind: RESOURCE[l][0], group: RESOURCE[l][1] }, code: 403 }), {});
 
-/** The lists as listCluster settles them, some refused with `errors`; the APIServices read only when a namespace is Terminating. */
+/** A ConfigMap held by a finalizer no controller removes, as the metadata-only lists find it. */
+const objects = { objects: [{ resource: 'configmaps', kind: 'ConfigMap', namespaced: true, count: 2, deleting: [{ name: 'held', namespace: 'default', uid: 'u-held', deletionTimestamp: '2026-11-25T11:00:00Z', finalizers: ['example.com/hold'] }] }], unlisted: {} };
+
+/** The lists as listCluster settles them, some refused with `errors`. */
 function read(errors: Partial<Record<ApiList, unknown>> = {}): ClusterRead {
-  const settle = <T>(l: ApiList, items: T[]): PromiseSettledResult<T[]> => (l in errors ? { status: 'rejected', reason: errors[l] } : { status: 'fulfilled', value: items });
+  const settle = <T>(l: ApiList, value: T): PromiseSettledResult<T> => (l in errors ? { status: 'rejected', reason: errors[l] } : { status: 'fulfilled', value });
   const s: SettledLists = {
     pods: settle('pods', pods), nodes: settle('nodes', nodes), namespaces: settle('namespaces', namespaces),
     volumeattachments: settle('volumeattachments', volumeattachments), leases: settle('leases', leases),
+    apiservices: settle('apiservices', apiservices), objects: settle('objects', objects),
   };
-  if (s.namespaces.status === 'fulfilled' && needsApiServices(s.namespaces.value)) s.apiservices = settle('apiservices', apiservices);
   return clusterRead('https://198.18.0.10:6443', s);
 }
-const report = (cluster: ClusterRead): AuditReport => judge([host], [{ state: node2 }], cluster, { inventory: [host], stuckAfterSec: 300, staleAfterSec: 3600 }, now);
+const report = (cluster: ClusterRead): AuditReport => judge([host], [{ state: node2 }], cluster, { inventory: [host], stuckAfterSec: 300, staleAfterSec: 3600, finishedPods: 1000 }, now);
 const found = (r: AuditReport) => [...r.hosts.flatMap((h) => h.findings.map((f) => `${h.host} ${f.kind} ${f.subject}`)), ...r.cluster.map((f) => `(cluster) ${f.kind} ${f.subject}`)];
 
 const EVERY = [
@@ -88,18 +92,20 @@ const EVERY = [
   '(cluster) stuck-terminating-namespace retired',
   '(cluster) stale-node node9',
   '(cluster) stale-volume-attachment csi-abc',
+  '(cluster) stuck-deleting-object configmaps/default/held',
+  '(cluster) unavailable-apiservice v1beta1.metrics.k8s.io',
 ];
 
 /** The kinds each list's refusal leaves unchecked (rules/audit.ts API_INPUTS, read from apiFindings, namespaceFinding and nodeFindings). */
-const DEPENDENTS: Record<ApiList, string[]> = {
-  pods: ['phantom-pod', 'stuck-terminating-pod', 'stuck-terminating-namespace'],
+const DEPENDENTS: Record<Listed, string[]> = {
+  pods: ['phantom-pod', 'stuck-terminating-pod', 'stuck-terminating-namespace', 'finished-pods'],
   nodes: ['stuck-terminating-pod', 'stale-node', 'stale-volume-attachment'],
   namespaces: ['stuck-terminating-namespace'],
   volumeattachments: ['stale-volume-attachment'],
   leases: ['stale-node'],
-  apiservices: ['stuck-terminating-namespace'],
+  apiservices: ['stuck-terminating-namespace', 'unavailable-apiservice'],
 };
-const LIST_NAME: Record<ApiList, string> = {
+const LIST_NAME: Record<Listed, string> = {
   pods: 'pods', nodes: 'nodes', namespaces: 'namespaces',
   volumeattachments: 'volumeattachments.storage.k8s.io', leases: 'leases.coordination.k8s.io', apiservices: 'apiservices.apiregistration.k8s.io',
 };
@@ -116,11 +122,13 @@ describe("the audit's API lists, each judged on its own", () => {
     expect(auditExitCode(r)).toBe(1);
   });
 
-  for (const list of Object.keys(DEPENDENTS) as ApiList[]) {
+  for (const list of Object.keys(DEPENDENTS) as Listed[]) {
     it(`${list} refused (403): ${DEPENDENTS[list].join(', ')} not checked, with the API's words; every other kind still judged; exit 3`, () => {
       const r = report(read({ [list]: forbidden(list) }));
       const why = `list ${LIST_NAME[list]}: ${forbiddenMessage(list)} (HTTP 403)`;
-      expect(r.notChecked).toEqual({ kinds: DEPENDENTS[list], why, refused: Object.fromEntries(DEPENDENTS[list].map((k) => [k, why])) });
+      // A list read in full and refused hides its objects stuck in deletion too: named as a resource not checked.
+      const resources = list === 'pods' || list === 'namespaces' ? {} : { resources: { [LIST_NAME[list]]: why } };
+      expect(r.notChecked).toEqual({ kinds: DEPENDENTS[list], why, refused: Object.fromEntries(DEPENDENTS[list].map((k) => [k, why])), ...resources });
       // Exactly the findings of the kinds still checked: none of an unchecked kind, none lost of the others.
       expect(found(r)).toEqual(EVERY.filter((f) => !DEPENDENTS[list].includes(f.split(' ')[1] as string)));
       expect(r.apiError).toBeUndefined();
@@ -132,7 +140,7 @@ describe("the audit's API lists, each judged on its own", () => {
       const heads = table[0]!.split(/\s+/);
       for (const row of table.slice(1, 3)) {
         const cells = row.split(/\s+/);
-        for (const k of DEPENDENTS[list]) expect(cells[heads.indexOf({ 'phantom-pod': 'phantom', 'stuck-terminating-pod': 'term-pod', 'stuck-terminating-namespace': 'term-ns', 'stale-node': 'node', 'stale-volume-attachment': 'vol-att' }[k]!)], `${row} ${k}`).toBe('-');
+        for (const k of DEPENDENTS[list]) expect(cells[heads.indexOf({ 'phantom-pod': 'phantom', 'stuck-terminating-pod': 'term-pod', 'stuck-terminating-namespace': 'term-ns', 'stale-node': 'node', 'stale-volume-attachment': 'vol-att', 'finished-pods': 'finished', 'unavailable-apiservice': 'apisvc' }[k]!)], `${row} ${k}`).toBe('-');
       }
       expect(JSON.parse(renderJson(r)).notChecked).toEqual(r.notChecked);
       const prom = renderPrometheus(r);
@@ -159,17 +167,48 @@ describe("the audit's API lists, each judged on its own", () => {
     const r = report(read({ volumeattachments: forbidden('volumeattachments'), leases: forbidden('leases') }));
     const va = `list volumeattachments.storage.k8s.io: ${forbiddenMessage('volumeattachments')} (HTTP 403)`;
     const lease = `list leases.coordination.k8s.io: ${forbiddenMessage('leases')} (HTTP 403)`;
-    expect(r.notChecked).toEqual({ kinds: ['stale-node', 'stale-volume-attachment'], why: `${va}; ${lease}`, refused: { 'stale-node': lease, 'stale-volume-attachment': va } });
+    expect(r.notChecked).toEqual({
+      kinds: ['stale-node', 'stale-volume-attachment'], why: `${va}; ${lease}`, refused: { 'stale-node': lease, 'stale-volume-attachment': va },
+      resources: { 'volumeattachments.storage.k8s.io': va, 'leases.coordination.k8s.io': lease },
+    });
     expect(renderTable(r)).toContain(`not checked: stale-node: ${lease}\nnot checked: stale-volume-attachment: ${va}\n`);
   });
 
-  it('the APIServices are read only when a namespace is Terminating: with none, their refusal leaves nothing unchecked', () => {
-    const s: SettledLists = {
+  it('the APIServices are read whether or not a namespace is Terminating: one not Available is a finding of its own', () => {
+    const calm = clusterRead('s', {
       pods: { status: 'fulfilled', value: [] }, nodes: { status: 'fulfilled', value: [] }, namespaces: { status: 'fulfilled', value: [namespaces[0]!] },
       volumeattachments: { status: 'fulfilled', value: [] }, leases: { status: 'fulfilled', value: [] },
-    };
-    expect(needsApiServices(namespaces.slice(0, 1))).toBe(false);
-    expect(report(clusterRead('s', s)).notChecked).toBeUndefined();
+      apiservices: { status: 'fulfilled', value: apiservices }, objects: { status: 'fulfilled', value: { objects: [], unlisted: {} } },
+    });
+    const r = report(calm);
+    expect(found(r).filter((f) => f.startsWith('(cluster)'))).toEqual(['(cluster) stale-etcd-member old-cp', '(cluster) unavailable-apiservice v1beta1.metrics.k8s.io']);
+    expect(r.cluster.find((f) => f.kind === 'unavailable-apiservice')!.detail).toBe(
+      'Available=False (FailedDiscoveryCheck): failing or missing response; metrics.k8s.io/v1beta1 cannot be discovered or listed, and a namespace being deleted waits on it',
+    );
+  });
+
+  it('discovery refused: stuck-deleting-object not checked, named with the API\'s words; the full lists still judged', () => {
+    const r = report(read({ objects: new ApiException(403, '', '{"kind":"Status","message":"forbidden: User \\"x\\" cannot get path \\"/apis\\"","code":403}', {}) }));
+    const why = 'discovery: forbidden: User "x" cannot get path "/apis" (HTTP 403)';
+    expect(r.notChecked).toEqual({ kinds: ['stuck-deleting-object'], why, refused: { 'stuck-deleting-object': why } });
+    expect(found(r)).toEqual(EVERY.filter((f) => !f.includes('stuck-deleting-object')));
+    expect(auditExitCode(r)).toBe(3);
+  });
+
+  it('a resource or group version the objects\' lists could not cover: named as not checked, the rest judged; exit 3 in every output', () => {
+    const unlisted = { 'widgets.example.com': 'list widgets.example.com: widgets.example.com is forbidden (HTTP 403)', 'metrics.k8s.io/v1beta1': 'stale GroupVersion discovery: metrics.k8s.io/v1beta1 (its API server does not answer)' };
+    const base = read() as { view: ClusterView };
+    const r = report({ view: { ...base.view, unlisted } });
+    expect(r.notChecked).toEqual({ kinds: [], why: 'some resources could not be listed', resources: unlisted });
+    expect(found(r)).toEqual(EVERY);
+    expect(auditExitCode(r)).toBe(3);
+    const text = renderTable(r);
+    expect(text).toContain(`not checked: stuck-deleting-object: widgets.example.com: ${unlisted['widgets.example.com']}\n`);
+    expect(text).toContain(`not checked: stuck-deleting-object: metrics.k8s.io/v1beta1: ${unlisted['metrics.k8s.io/v1beta1']}\n`);
+    expect(renderPrometheus(r)).toContain('decom_audit_resources_not_checked 2\n');
+    expect(renderJunit(r)).toContain('<system-err>not checked: widgets.example.com: ');
+    expect(renderHtml(r)).toContain('Not checked: stuck-deleting-object (metrics.k8s.io/v1beta1: stale GroupVersion discovery');
+    expect(mergeReports([{ file: 'a.json', report: r }]).notChecked).toEqual(r.notChecked);
   });
 
   it('the APIServices not served (404): tolerated, the namespace still judged (no APIService can be unavailable)', () => {
@@ -180,10 +219,13 @@ describe("the audit's API lists, each judged on its own", () => {
 
   it('every list failing is the API unread, as one line (apiError): every API kind not checked, exit 3', () => {
     const refused = (url: string) => new Error(`request to https://198.18.0.10:6443${url}?limit=500 failed, reason: connect ECONNREFUSED 198.18.0.10:6443`);
-    const r = report(read({ pods: refused('/api/v1/pods'), nodes: refused('/api/v1/nodes'), namespaces: refused('/api/v1/namespaces'), volumeattachments: refused('/apis/storage.k8s.io/v1/volumeattachments'), leases: refused('/apis/coordination.k8s.io/v1/leases') }));
+    const r = report(read({
+      pods: refused('/api/v1/pods'), nodes: refused('/api/v1/nodes'), namespaces: refused('/api/v1/namespaces'), volumeattachments: refused('/apis/storage.k8s.io/v1/volumeattachments'),
+      leases: refused('/apis/coordination.k8s.io/v1/leases'), apiservices: refused('/apis/apiregistration.k8s.io/v1/apiservices'), objects: refused('/api'),
+    }));
     const apiError = 'the API at https://198.18.0.10:6443 could not be listed: request to https://198.18.0.10:6443/api/v1/pods?limit=500 failed, reason: connect ECONNREFUSED 198.18.0.10:6443';
     expect(r.apiError).toBe(apiError);
-    expect(r.notChecked).toEqual({ kinds: ['phantom-pod', 'stuck-terminating-pod', 'stuck-terminating-namespace', 'stale-node', 'stale-volume-attachment'], why: apiError });
+    expect(r.notChecked).toEqual({ kinds: ['phantom-pod', 'stuck-terminating-pod', 'stuck-terminating-namespace', 'stale-node', 'stale-volume-attachment', 'stuck-deleting-object', 'unavailable-apiservice', 'finished-pods'], why: apiError });
     expect(found(r)).toEqual(['node2 orphan-pod-dir /var/lib/kubelet/pods/' + GONE, 'node2 orphan-netns cni-dead', '(cluster) stale-etcd-member old-cp']);
     expect(auditExitCode(r)).toBe(3);
   });
@@ -201,6 +243,7 @@ describe("the audit's API lists, each judged on its own", () => {
       kinds: ['stale-node', 'stale-volume-attachment'],
       why: `${leases.notChecked!.why}; ${va.notChecked!.why}`,
       refused: { 'stale-node': leases.notChecked!.why, 'stale-volume-attachment': va.notChecked!.why },
+      resources: { 'leases.coordination.k8s.io': leases.notChecked!.why, 'volumeattachments.storage.k8s.io': va.notChecked!.why },
     });
     expect(auditExitCode(merged)).toBe(3);
     // One shard's report alone merges to itself.

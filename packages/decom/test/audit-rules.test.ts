@@ -3,7 +3,9 @@ import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { emptyState } from '../src/probes/index.js';
 import type { NodeState } from '../src/probes/state.js';
 import { parseKubeCgroups, parsePodTraces, podUidOfCgroup } from '../src/probes/parse.js';
-import { apiFindings, etcdFindings, knownPods, nodeFindings, type ClusterView, type Fleet } from '../src/rules/audit.js';
+import { apiFindings, etcdFindings, knownPods, nodeFindings, type ClusterView, type Fleet, type ListedResource } from '../src/rules/audit.js';
+import { finishedPods, stuckObjects, unavailableApiServices } from '../src/rules/deletions.js';
+import { finalizerRemover } from '../src/rules/finalizers.js';
 
 // The audit's rules on hand-made node states and API lists: the edges the sandbox
 // scenarios do not plant (a static pod known by its mirror hash, a pod that failed but
@@ -131,7 +133,7 @@ describe("the API's own leftovers", () => {
     hostOfNode: new Map([['node2', 'node2']]), unreachable: new Set(), inventoryAddresses: new Set(['node2', '198.18.0.12']),
     states: new Map(), now, stuckAfterSec: 300, staleAfterSec: 3600, ...over,
   });
-  const view = (over: Partial<ClusterView>): ClusterView => ({ server: 's', pods: [], nodes: [], namespaces: [], volumeAttachments: [], leases: [], ...over });
+  const view = (over: Partial<ClusterView>): ClusterView => ({ server: 's', pods: [], nodes: [], namespaces: [], volumeAttachments: [], leases: [], apiServices: [], objects: [], ...over });
   const ready = (name: string, status: string, since: string): V1Node => ({ metadata: { name }, status: { conditions: [{ type: 'Ready', status, lastTransitionTime: new Date(since) }] } });
 
   it('judges a Terminating pod by its deletionTimestamp, not by its phase: a failed pod never deleted is not stuck', () => {
@@ -155,5 +157,128 @@ describe("the API's own leftovers", () => {
     expect(etcdFindings(new Map([['node2', s]]), fleet()).map((x) => x.subject)).toEqual(['old-cp']);
     // A package's etcd serving no cluster (nothing ties it to this one) is not judged.
     expect(etcdFindings(new Map([['node2', { ...s, etcdGroup: { addresses: [], self: false } }]]), fleet())).toEqual([]);
+  });
+});
+
+describe('deletions that do not finish', () => {
+  const now = Date.parse('2026-11-25T12:00:00Z');
+  const o = { now, stuckAfterSec: 300, finishedPods: 100, hostOfNode: new Map([['node2', 'host-2']]) };
+  const view = (over: Partial<ClusterView>): ClusterView => ({ server: 's', pods: [], nodes: [], namespaces: [], volumeAttachments: [], leases: [], apiServices: [], objects: [], ...over });
+  const listed = (resource: string, kind: string, deleting: ListedResource['deleting'], count = deleting.length): ListedResource => ({ resource, kind, namespaced: true, count, deleting });
+
+  it('an object of any resource deleted longer ago than --stuck-after: its resource, finalizers, age and what removes each; a recent one is not', () => {
+    const v = view({ objects: [listed('configmaps', 'ConfigMap', [
+      { name: 'held', namespace: 'default', uid: 'u1', deletionTimestamp: '2026-11-25T11:00:00Z', finalizers: ['example.com/hold'] },
+      { name: 'going', namespace: 'default', uid: 'u2', deletionTimestamp: '2026-11-25T11:58:00Z', finalizers: ['example.com/hold'] },
+    ], 5), listed('persistentvolumeclaims', 'PersistentVolumeClaim', [{ name: 'data', namespace: 'db', deletionTimestamp: '2026-11-24T10:00:00Z', finalizers: ['kubernetes.io/pvc-protection'] }])] });
+    const f = stuckObjects(v, o);
+    expect(f.map((x) => [x.subject, x.detail, x.evidence])).toEqual([
+      ['configmaps/default/held', 'ConfigMap deleted 1h0m ago, held by example.com/hold (no finalizer of it is one decom knows)', [
+        "finalizer example.com/hold: removed by a controller of example.com (a guess from the finalizer's domain)", 'deletionTimestamp 2026-11-25T11:00:00Z',
+      ]],
+      ['persistentvolumeclaims/db/data', 'PersistentVolumeClaim deleted 1d2h ago, held by kubernetes.io/pvc-protection', [
+        'finalizer kubernetes.io/pvc-protection: removed by the PVC protection controller (kube-controller-manager), once no pod uses the claim', 'deletionTimestamp 2026-11-24T10:00:00Z',
+      ]],
+    ]);
+    expect(f[0]!.target).toEqual({ resource: 'configmaps', namespace: 'default', name: 'held', uid: 'u1', finalizers: ['example.com/hold'] });
+    expect(stuckObjects(v, { ...o, stuckAfterSec: 7200 }).map((x) => x.subject)).toEqual(['persistentvolumeclaims/db/data']);
+  });
+
+  it('a CRD held by customresourcecleanup names the custom resources that still hold it, with their finalizers', () => {
+    const crd = listed('customresourcedefinitions.apiextensions.k8s.io', 'CustomResourceDefinition', [
+      { name: 'widgets.example.com', uid: 'c1', deletionTimestamp: '2026-11-25T11:30:00Z', finalizers: ['customresourcecleanup.apiextensions.k8s.io'] },
+    ]);
+    const widgets = listed('widgets.example.com', 'Widget', [{ name: 'w1', namespace: 'shop', deletionTimestamp: '2026-11-25T11:30:00Z', finalizers: ['example.com/protect'] }]);
+    const f = stuckObjects(view({ objects: [crd, widgets] }), o);
+    const def = f.find((x) => x.subject === 'customresourcedefinitions.apiextensions.k8s.io/widgets.example.com')!;
+    expect(def.detail).toBe('CustomResourceDefinition deleted 30m0s ago, held by customresourcecleanup.apiextensions.k8s.io; 1 custom resource of it still exists (widgets.example.com)');
+    expect(def.evidence).toEqual([
+      'finalizer customresourcecleanup.apiextensions.k8s.io: removed by the CRD finalizer controller (kube-apiserver), once every custom resource of the definition is deleted',
+      'custom resource shop/w1 held by example.com/protect',
+      'deletionTimestamp 2026-11-25T11:30:00Z',
+    ]);
+    expect(f.map((x) => x.subject)).toContain('widgets.example.com/shop/w1');
+    // Its resource not listed (refused): said so, with why.
+    const refused = stuckObjects(view({ objects: [crd], unlisted: { 'widgets.example.com': 'list widgets.example.com: forbidden (HTTP 403)' } }), o);
+    expect(refused[0]!.detail).toMatch(/; its custom resources could not be listed: list widgets\.example\.com: forbidden \(HTTP 403\)$/);
+  });
+
+  it('the lists read in full count too: a Node stuck in deletion is its host\'s; an attachment to a deleted Node is stale-volume-attachment\'s alone', () => {
+    const gone = new Date('2026-11-25T10:00:00Z');
+    const v = view({
+      nodes: [{ metadata: { name: 'node2', deletionTimestamp: gone, finalizers: ['example.com/node-cleanup'] } }],
+      volumeAttachments: [{ metadata: { name: 'csi-x', deletionTimestamp: gone, finalizers: ['external-attacher/ebs-csi-aws-com'] }, spec: { attacher: 'ebs.csi.aws.com', nodeName: 'node-gone', source: {} } }],
+    });
+    const f = stuckObjects(v, o);
+    expect(f.map((x) => `${x.subject} ${x.host}`)).toEqual(['nodes/node2 host-2']);
+  });
+
+  it('every list read in full is judged: a stuck attachment to a live Node, a Lease, an APIService; with the Nodes refused, every attachment', () => {
+    const gone = new Date('2026-11-25T10:00:00Z');
+    const held = (name: string, finalizer: string) => ({ name, deletionTimestamp: gone, finalizers: [finalizer] });
+    const v = view({
+      nodes: [{ metadata: { name: 'node2' } }],
+      volumeAttachments: [
+        { metadata: held('csi-live', 'external-attacher/ebs-csi-aws-com'), spec: { attacher: 'ebs.csi.aws.com', nodeName: 'node2', source: {} } },
+        { metadata: held('csi-gone', 'external-attacher/ebs-csi-aws-com'), spec: { attacher: 'ebs.csi.aws.com', nodeName: 'node-gone', source: {} } },
+      ],
+      leases: [{ metadata: { ...held('node2', 'example.com/lease'), namespace: 'kube-node-lease' } }],
+      apiServices: [{ metadata: held('v1.example.io', 'example.com/svc'), status: { conditions: [{ type: 'Available', status: 'True' }] } }],
+    });
+    expect(stuckObjects(v, o).map((x) => x.subject)).toEqual([
+      'volumeattachments.storage.k8s.io/csi-live', 'leases.coordination.k8s.io/kube-node-lease/node2', 'apiservices.apiregistration.k8s.io/v1.example.io',
+    ]);
+    // The Nodes refused: no Node is known deleted, so no attachment is stale-volume-attachment's to judge.
+    const refused = stuckObjects({ ...v, nodes: [], refused: { nodes: 'list nodes: forbidden' } }, o).map((x) => x.subject);
+    expect(refused.filter((x) => x.startsWith('volumeattachments'))).toEqual(['volumeattachments.storage.k8s.io/csi-live', 'volumeattachments.storage.k8s.io/csi-gone']);
+  });
+
+  it('an APIService\'s group version from its spec (the core group\'s is "v1"), else from its name', () => {
+    const down = { status: { conditions: [{ type: 'Available', status: 'False' }] } };
+    const gvs = unavailableApiServices(view({ apiServices: [
+      { metadata: { name: 'v1.' }, spec: { group: '', version: 'v1', groupPriorityMinimum: 1, versionPriority: 1 }, ...down },
+      { metadata: { name: 'v2.widgets.example.io' }, ...down },
+      { metadata: { name: 'nodot' }, ...down },
+    ] }), o).map((x) => x.target.groupVersion);
+    expect(gvs).toEqual(['v1', 'widgets.example.io/v2', 'nodot']);
+  });
+
+  it('finalizers decom knows say who removes them; any other is a guess from its domain, or from nothing', () => {
+    expect(finalizerRemover('external-attacher/csi-sandbox-decom-io')).toEqual({ guess: false, removedBy: "the CSI driver's external-attacher, once the volume is detached from the node (ControllerUnpublishVolume)" });
+    expect(finalizerRemover('foregroundDeletion').guess).toBe(false);
+    expect(finalizerRemover('my-finalizer')).toEqual({ guess: true, removedBy: 'the controller that added it (a guess: the finalizer names no domain)' });
+  });
+
+  it('an APIService not Available is a finding whatever else holds, with its reason, message and age; an Available one is not', () => {
+    const svc = (name: string, status: string | undefined): NonNullable<ClusterView['apiServices']>[number] => ({
+      metadata: { name }, spec: { group: name.slice(name.indexOf('.') + 1), version: name.slice(0, name.indexOf('.')), service: { namespace: 'kube-system', name: 'x', port: 443 }, groupPriorityMinimum: 1, versionPriority: 1 },
+      ...(status ? { status: { conditions: [{ type: 'Available', status, reason: status === 'True' ? 'Passed' : 'FailedDiscoveryCheck', message: 'no answer', lastTransitionTime: new Date('2026-11-25T11:00:00Z') }] } } : {}),
+    });
+    const f = unavailableApiServices(view({ apiServices: [svc('v1beta1.metrics.k8s.io', 'False'), svc('v1.example.io', 'True'), svc('v1alpha1.new.io', undefined), svc('v1.flaky.io', 'Unknown')] }), o);
+    expect(f.map((x) => `${x.subject}: ${x.detail}`)).toEqual([
+      'v1beta1.metrics.k8s.io: Available=False (FailedDiscoveryCheck) for 1h0m: no answer; metrics.k8s.io/v1beta1 cannot be discovered or listed, and a namespace being deleted waits on it',
+      'v1alpha1.new.io: no Available condition reported; new.io/v1alpha1 cannot be discovered or listed, and a namespace being deleted waits on it',
+      'v1.flaky.io: Available=Unknown (FailedDiscoveryCheck) for 1h0m: no answer; flaky.io/v1 cannot be discovered or listed, and a namespace being deleted waits on it',
+    ]);
+    expect(f[0]!.evidence).toEqual(['service kube-system/x:443', 'condition Available=False FailedDiscoveryCheck since 2026-11-25T11:00:00.000Z']);
+  });
+
+  it('finished pods above --finished-pods: one finding, counted per namespace and per node, a Job\'s pods as its history', () => {
+    const finished = (i: number, over: Partial<V1Pod> & { ns?: string; node?: string } = {}): V1Pod => ({
+      metadata: { name: `p${i}`, namespace: over.ns ?? 'default', uid: `u${i}`, ...over.metadata },
+      spec: { nodeName: over.node ?? 'node2', containers: [] },
+      status: { phase: 'Failed', reason: 'Evicted', ...over.status },
+    });
+    const job = { metadata: { ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name: 'backup-1', uid: 'j' }] } as V1Pod['metadata'], status: { phase: 'Succeeded' } };
+    const pods = [
+      ...Array.from({ length: 200 }, (_, i) => finished(i)),
+      ...Array.from({ length: 3 }, (_, i) => finished(300 + i, { ...job, metadata: { ...job.metadata, name: `backup-1-${i}`, uid: `j${i}` }, ns: 'ops', node: 'node3' })),
+      finished(400, { status: { phase: 'Running' } }),
+    ];
+    const f = finishedPods(view({ pods }), o);
+    expect(f).toHaveLength(1);
+    expect(f[0]!.detail).toBe('203 (Evicted 200, Job history 3) Succeeded and Failed pods kept, more than --finished-pods 100: kube-controller-manager deletes finished pods only past --terminated-pod-gc-threshold (12500 by default)');
+    expect(f[0]!.evidence).toEqual(['namespace default: 200 (Evicted 200)', 'namespace ops: 3 (Job history 3)', 'node node2: 200 (Evicted 200)', 'node node3: 3 (Job history 3)']);
+    expect(finishedPods(view({ pods }), { finishedPods: 203 })).toEqual([]);
   });
 });

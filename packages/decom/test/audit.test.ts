@@ -131,7 +131,11 @@ describe('etcd-restore-phantoms: phantom pods found, reported in every format, a
     const { code, report } = auditJson();
     // One set of lists per run, whatever the number of nodes (the API's own count of decom's requests).
     const after = decomLists();
-    expect(Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)]))).toEqual({ pods: 1, nodes: 1, namespaces: 1, volumeattachments: 1, leases: 1 });
+    const made = Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)]).filter(([, n]) => n));
+    // Each resource listed once: the six read in full, every other one metadata-only; never a Secret.
+    expect(made).toMatchObject({ pods: 1, nodes: 1, namespaces: 1, volumeattachments: 1, leases: 1, apiservices: 1, configmaps: 1, customresourcedefinitions: 1 });
+    expect(Object.values(made).every((n) => n === 1)).toBe(true);
+    expect(made.secrets).toBeUndefined();
     expect(code).toBe(1);
     expect(found(report)).toEqual(['node2 phantom-pod default/metrics-agent-x8w2p', 'node2 phantom-pod default/orders-5f7b8c9d4-kq2xz']);
     const orders = report.hosts.find((h) => h.host === 'node2')!.findings.find((f) => f.subject.startsWith('default/orders'))!;
@@ -147,8 +151,8 @@ describe('etcd-restore-phantoms: phantom pods found, reported in every format, a
     const file = join(tmp, 'decom.prom');
     const r = audit('--textfile', file);
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/^HOST\s+phantom\s+pod-dir\s+cgroup\s+netns\s+veth\s+lease\s+term-pod\s+term-ns\s+node\s+etcd\s+vol-att$/m);
-    expect(r.stdout).toMatch(/^node2\s+2\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+0$/m);
+    expect(r.stdout).toMatch(/^HOST\s+phantom\s+pod-dir\s+cgroup\s+netns\s+veth\s+lease\s+term-pod\s+term-ns\s+node\s+etcd\s+vol-att\s+stuck-obj\s+apisvc\s+finished$/m);
+    expect(r.stdout).toMatch(/^node2\s+2\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+0$/m);
     const text = readFileSync(file, 'utf8');
     const check = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
     expect(check.status, check.stdout + check.stderr).toBe(0);
@@ -234,8 +238,12 @@ describe('etcd-restore-phantoms: phantom pods found, reported in every format, a
     expect(job.completionMode).toBe('Indexed');
     expect(String(job.template.spec.containers[0].env.find((e: { name: string }) => e.name === 'SHARDS').value)).toBe(String(job.completions));
     expect(job.template.spec.containers[0].args[0]).toContain('--shard "$JOB_COMPLETION_INDEX/$SHARDS"');
-    const role = docs('audit-cronjob.yaml').find((d) => d.kind === 'ClusterRole');
-    expect([...new Set(role.rules.flatMap((r: { verbs: string[] }) => r.verbs))]).toEqual(['list']); // the audit never writes
+    // The audit never writes, and never reads a Secret: its role aggregates roles of list rules, resource by resource.
+    const roles = docs('audit-cronjob.yaml').filter((d) => d.kind === 'ClusterRole');
+    const rules = roles.flatMap((r) => r.rules ?? []);
+    expect([...new Set(rules.flatMap((r: { verbs: string[] }) => r.verbs))]).toEqual(['list']);
+    expect(rules.flatMap((r: { resources: string[] }) => r.resources).filter((x: string) => x === '*' || x === 'secrets')).toEqual([]);
+    expect(roles.find((r) => r.metadata.name === 'decom-audit').aggregationRule.clusterRoleSelectors).toEqual([{ matchLabels: { 'decom.io/aggregate-to-audit': 'true' } }]);
     const ds = docs('audit-daemonset.yaml').find((d) => d.kind === 'DaemonSet').spec.template.spec;
     const hostVolumes = ds.volumes.filter((v: { hostPath?: unknown }) => v.hostPath).map((v: { name: string }) => v.name);
     expect(hostVolumes.length).toBeGreaterThan(0);
@@ -247,6 +255,7 @@ describe('etcd-restore-phantoms: phantom pods found, reported in every format, a
     expect(applied.trim().split('\n')).toEqual([
       'serviceaccount/decom-audit created (server dry run)',
       'clusterrole.rbac.authorization.k8s.io/decom-audit created (server dry run)',
+      'clusterrole.rbac.authorization.k8s.io/decom-audit-builtin created (server dry run)',
       'clusterrolebinding.rbac.authorization.k8s.io/decom-audit created (server dry run)',
       'persistentvolumeclaim/decom-reports created (server dry run)',
       'cronjob.batch/decom-audit created (server dry run)',
@@ -373,9 +382,12 @@ describe('stuck-terminating: pods and a namespace stuck, each with why; force-de
   it('reports the stuck pods (finalizer, NotReady node with containers running), the namespace with its conditions, and the NotReady Node', () => {
     sleep(6); // node3 NotReady after the grace period
     const { code, report } = auditJson('--stuck-after', '0', '--stale-after', '1s');
-    expect(code).toBe(1);
+    // 3, not 1: while its APIService is down, metrics.k8s.io/v1beta1 cannot be listed, and says so.
+    expect(code).toBe(3);
+    expect(report.notChecked).toEqual({ kinds: [], why: 'some resources could not be listed', resources: { 'metrics.k8s.io/v1beta1': expect.stringMatching(/metrics\.k8s\.io\/v1beta1/) } });
     expect(found(report)).toEqual([
       '(cluster) stuck-terminating-namespace retired',
+      '(cluster) unavailable-apiservice v1beta1.metrics.k8s.io',
       'node2 stuck-terminating-pod default/report-gen-28734',
       'node2 stuck-terminating-pod retired/exporter-7xk2m',
       'node3 stale-node node3',
@@ -388,14 +400,14 @@ describe('stuck-terminating: pods and a namespace stuck, each with why; force-de
     expect(f('retired').detail).toMatch(/finalizers left: kubernetes; unavailable APIServices: v1beta1\.metrics\.k8s\.io$/);
     expect(f('retired').evidence).toContain('pod retired/exporter-7xk2m');
     expect(f('node3').detail).toMatch(/^NotReady for \d+s: its host node3 answers, its kubelet does not report$/);
-    // With the default margin (5 minutes past the deadline) nothing is stuck yet.
-    expect(found(auditJson('--stale-after', '1h').report)).toEqual([]);
+    // With the default margin (5 minutes past the deadline) nothing is stuck yet; an unavailable APIService is always said.
+    expect(found(auditJson('--stale-after', '1h').report)).toEqual(['(cluster) unavailable-apiservice v1beta1.metrics.k8s.io']);
   });
 
   it('--fix refuses the pods a force delete would not be safe for, and changes nothing', () => {
     const api = apiSnapshot();
     const r = audit('--fix', 'stuck-terminating-pod', '--stuck-after', '0', '--yes');
-    expect(r.code, r.stderr).toBe(4);
+    expect(r.code, r.stderr).toBe(3); // left alone (4), and the down APIService's group not checked (3 wins)
     expect(r.stderr).toMatch(/node2: LEFT ALONE stuck-terminating-pod default\/report-gen-28734: held by finalizers \(example\.com\/archive\): their controller must finish/);
     expect(r.stderr).toMatch(/node3: LEFT ALONE stuck-terminating-pod default\/sensor-agent-4kq9t: 2 of its containers still run on node3/);
     expect(apiSnapshot()).toBe(api);
@@ -406,7 +418,8 @@ describe('stuck-terminating: pods and a namespace stuck, each with why; force-de
     ssh('node3', `for id in $(ctr -n k8s.io c ls -q 'labels."io.kubernetes.pod.name"==sensor-agent-4kq9t'); do ctr -n k8s.io t kill -s SIGKILL "$id"; done; sleep 0.5`);
     const before = apiSnapshot();
     const r = audit('--fix', 'stuck-terminating-pod', '--stuck-after', '0', '--yes');
-    expect(r.code, r.stderr).toBe(4); // the finalizer-held pods are still left alone
+    expect(r.code, r.stderr).toBe(3); // the finalizer-held pods still left alone (4); the down APIService's group not checked (3 wins)
+    expect(r.stdout).toMatch(/^not checked: stuck-deleting-object: metrics\.k8s\.io\/v1beta1: /m);
     expect(r.stderr).toMatch(/^node3: fixed stuck-terminating-pod default\/sensor-agent-4kq9t$/m);
     const after = apiSnapshot();
     expect(before.split('\n').filter((l) => !after.split('\n').includes(l)).map((l) => l.split(/\s+/).slice(0, 3).join(' '))).toEqual(['Pod default sensor-agent-4kq9t']);
@@ -439,10 +452,10 @@ describe('force-deleted-pods, no API: the node-side kinds, and exactly the selec
       expect(h.findings.find((f) => f.kind === 'orphan-pod-dir')!.detail).toBe('pod dir of no pod the runtime has, 3 mounts still in it');
     }
     expect(kindsOf(report)).toEqual(['orphan-ipam-lease', 'orphan-netns', 'orphan-pod-cgroup', 'orphan-pod-dir', 'orphan-veth']);
-    expect(report.notChecked!.kinds).toEqual(['phantom-pod', 'stuck-terminating-pod', 'stuck-terminating-namespace', 'stale-node', 'stale-volume-attachment']);
+    expect(report.notChecked!.kinds).toEqual(['phantom-pod', 'stuck-terminating-pod', 'stuck-terminating-namespace', 'stale-node', 'stale-volume-attachment', 'stuck-deleting-object', 'unavailable-apiservice', 'finished-pods']);
     expect(report.notChecked!.why).toMatch(/^no kubeconfig/);
     expect(JSON.stringify(report)).not.toMatch(COLLATERAL);
-    expect(audit().stdout).toMatch(/^node1\s+-\s+2\s+2\s+2\s+2\s+2\s+-\s+-\s+-\s+0\s+-$/m);
+    expect(audit().stdout).toMatch(/^node1\s+-\s+2\s+2\s+2\s+2\s+2\s+-\s+-\s+-\s+0\s+-\s+-\s+-\s+-$/m);
   });
 
   it('--fix orphan-pod-dir,orphan-ipam-lease removes those and nothing else; a re-audit is clean for them', () => {

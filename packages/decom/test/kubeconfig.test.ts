@@ -178,7 +178,7 @@ describe('kubeClients and registeredNodes: the context in use, not the current o
     const b = await api('node1');
     const kube = await kubeClients({ kubeconfig: kubeconfig('clients/config', 'http://127.0.0.1:1', b), context: 'b' });
     expect(kube?.server).toBe(b);
-    expect(Object.keys(kube ?? {}).sort()).toEqual(['apps', 'certificates', 'coordination', 'core', 'policy', 'registration', 'server', 'storage']);
+    expect(Object.keys(kube ?? {}).sort()).toEqual(['apps', 'certificates', 'coordination', 'core', 'get', 'policy', 'registration', 'server', 'storage']);
     expect((await kube!.core.readNode({ name: 'node1' })).metadata?.name).toBe('node1');
     expect(await kubeClients({})).toBeUndefined();
   });

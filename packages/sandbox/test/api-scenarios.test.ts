@@ -98,7 +98,7 @@ describe('the API scenarios: what the cluster holds matches what runs on the nod
     const message = (type: string) => ns.status.conditions.find((c: { type: string }) => c.type === type).message;
     expect(message('NamespaceContentRemaining')).toBe('Some resources are remaining: pods. has 1 resource instances');
     expect(message('NamespaceFinalizersRemaining')).toBe('Some content in the namespace has finalizers remaining: example.com/drain-queue in 1 resource instances');
-    expect(ok('get', 'apiservices')).toMatch(/^v1beta1\.metrics\.k8s\.io\s+kube-system\/metrics-server\s+False \(ServiceNotFound\)\s+(\d+[smhd])+$/m);
+    expect(ok('get', 'apiservices')).toMatch(/^v1beta1\.metrics\.k8s\.io\s+kube-system\/metrics-server\s+False \(FailedDiscoveryCheck\)\s+(\d+[smhd])+$/m);
     // Removing what holds it lets the namespace go, as on a real cluster.
     ok('patch', 'pod', '-n', 'retired', 'exporter-7xk2m', '--type=merge', '-p', '{"metadata":{"finalizers":null}}');
     ok('delete', 'apiservice', 'v1beta1.metrics.k8s.io');

@@ -13,6 +13,7 @@ import { EXIT, foldExit, type ExitCode } from '../util/exit-codes.js';
 import type { ApiSource } from '../cluster/kubeconfig.js';
 import { readCluster, type ClusterRead } from './cluster.js';
 import { hostFacts, type HostFacts } from '../rules/facts.js';
+import { finishedPods, stuckObjects, unavailableApiServices } from '../rules/deletions.js';
 import { API_KINDS, AUDIT_KINDS, apiFindings, etcdFindings, knownPods, nodeFindings, refusedKinds, type AuditFinding, type AuditKind, type ClusterView } from '../rules/audit.js';
 
 export interface HostAudit {
@@ -42,6 +43,8 @@ export interface AuditReport {
     why: string;
     /** The kinds whose lists the API refused, each with its own refusals ("list RESOURCE: the API's message"): exit 3, as apiError. */
     refused?: Partial<Record<AuditKind, string>>;
+    /** Resources and group versions whose objects could not be listed, each with why (stuck-deleting-object judged the rest): exit 3. */
+    resources?: Record<string, string>;
   };
   /** No list of the API could be read (down, unreachable, credentials): the run could not check everything (exit 3). */
   apiError?: string;
@@ -63,6 +66,8 @@ export interface AuditOptions {
   api?: ApiSource;
   stuckAfterSec: number;
   staleAfterSec: number;
+  /** More finished pods than this are a finding. */
+  finishedPods: number;
   /** This run's share (--shard), as "I/N": the cluster-wide findings are share 0's. */
   shard?: string;
 }
@@ -102,7 +107,7 @@ export function judge(
   hosts: Host[],
   probes: HostProbe[],
   cluster: ClusterRead | undefined,
-  o: Pick<AuditOptions, 'inventory' | 'stuckAfterSec' | 'staleAfterSec' | 'shard'>,
+  o: Pick<AuditOptions, 'inventory' | 'stuckAfterSec' | 'staleAfterSec' | 'finishedPods' | 'shard'>,
   time: number,
 ): AuditReport {
   const view: ClusterView | undefined = cluster && 'view' in cluster ? cluster.view : undefined;
@@ -143,7 +148,15 @@ export function judge(
     };
     // A finding of a host this run does not audit belongs to that host's own audit (or shard), not to the cluster row.
     const audited = new Set(hosts.map((h) => h.name));
-    for (const f of apiFindings(view, fleet)) if (!f.host || audited.has(f.host)) place(f);
+    const deletions = { now: time, stuckAfterSec: o.stuckAfterSec, finishedPods: o.finishedPods, hostOfNode: fleet.hostOfNode };
+    const judged = (k: AuditKind) => !refused.has(k);
+    const found = [
+      ...apiFindings(view, fleet),
+      ...(judged('stuck-deleting-object') ? stuckObjects(view, deletions) : []),
+      ...(judged('unavailable-apiservice') ? unavailableApiServices(view, deletions) : []),
+      ...(judged('finished-pods') ? finishedPods(view, deletions) : []),
+    ];
+    for (const f of found) if (!f.host || audited.has(f.host)) place(f);
   }
   const report: AuditReport = { time, hosts: reports, cluster: clusterFindings };
   const apiKinds = AUDIT_KINDS.filter((k) => API_KINDS.has(k));
@@ -152,9 +165,11 @@ export function judge(
   else if ('error' in cluster) {
     report.apiError = `the API at ${cluster.server} could not be listed: ${cluster.error}`;
     report.notChecked = { kinds: apiKinds, why: report.apiError };
-  } else if (refused.size) {
+  } else if (refused.size || view?.unlisted) {
     // Some lists refused: exactly the kinds that read them, each with the API's words; the rest were judged.
-    report.notChecked = { kinds: [...refused.keys()], why: Object.values(view?.refused ?? {}).join('; '), refused: Object.fromEntries(refused) };
+    report.notChecked = { kinds: [...refused.keys()], why: Object.values(view?.refused ?? {}).join('; ') || 'some resources could not be listed' };
+    if (refused.size) report.notChecked.refused = Object.fromEntries(refused);
+    if (view?.unlisted) report.notChecked.resources = view.unlisted;
   }
   if (view) report.server = view.server;
   if (o.shard) report.shard = o.shard;
@@ -168,7 +183,7 @@ export const ownsClusterRow = (shard: string | undefined): boolean => !shard || 
 export const auditExitCode = (r: AuditReport): ExitCode =>
   foldExit([
     ...r.hosts.map((h) => (!h.reachable ? EXIT.unreachable : h.findings.length ? EXIT.residue : EXIT.clean)),
-    r.apiError || Object.keys(r.notChecked?.refused ?? {}).length ? EXIT.unreachable : r.cluster.length ? EXIT.residue : EXIT.clean,
+    r.apiError || Object.keys(r.notChecked?.refused ?? {}).length || Object.keys(r.notChecked?.resources ?? {}).length ? EXIT.unreachable : r.cluster.length ? EXIT.residue : EXIT.clean,
   ]);
 
 /**

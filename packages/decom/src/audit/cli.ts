@@ -11,7 +11,7 @@ import type { Transport } from '../transport/types.js';
 import { apiSource, kubeClients } from '../cluster/kubeconfig.js';
 import { inputError } from '../util/errors.js';
 import { EXIT, foldExit } from '../util/exit-codes.js';
-import { count, duration } from '../util/flags.js';
+import { count, duration, wholeNumber } from '../util/flags.js';
 import { confirm } from '../util/prompt.js';
 import { listPageSize } from '../cluster/pages.js';
 import { printable } from '../verify/report.js';
@@ -41,6 +41,7 @@ export interface AuditFlags {
   api: boolean;
   staleAfter: string;
   stuckAfter: string;
+  finishedPods: string;
   shard?: string;
   details: boolean;
   fix?: string;
@@ -61,6 +62,7 @@ export interface AuditFlags {
 export async function auditCommand(inventoryFile: string, targets: string[], flags: AuditFlags): Promise<number> {
   const staleAfterSec = duration('--stale-after', flags.staleAfter, 0);
   const stuckAfterSec = duration('--stuck-after', flags.stuckAfter, 0);
+  const finishedPods = wholeNumber('--finished-pods', flags.finishedPods);
   if (!flags.api && (flags.kubeconfig || flags.context)) throw inputError('--no-api contradicts --kubeconfig and --context');
   if (flags.api) listPageSize(); // a bad DECOM_LIST_PAGE_SIZE: bad input, before anything is contacted
   const fixing = flags.fix !== undefined || flags.forceFinalize.length > 0;
@@ -95,6 +97,7 @@ export async function auditCommand(inventoryFile: string, targets: string[], fla
     ...(api ? { api } : {}),
     staleAfterSec,
     stuckAfterSec,
+    finishedPods,
     ...(shard ? { shard: `${shard.index}/${shard.count}` } : {}),
   });
   if (listen && every) {

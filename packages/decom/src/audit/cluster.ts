@@ -1,7 +1,8 @@
 /**
- * The API's side of the audit: ONE set of paginated lists per run (Pods, Nodes,
- * Namespaces, VolumeAttachments, Leases; every page, cluster/pages.ts), never a request per node; the
- * APIServices only when a namespace is Terminating (they are often why).
+ * The API's side of the audit: ONE set of paginated lists per run, never a request per
+ * node: Pods, Nodes, Namespaces, VolumeAttachments, Leases and APIServices in full
+ * (every page, cluster/pages.ts), and every other resource discovery names, custom
+ * resources included, metadata-only (cluster/metadata-lists.ts).
  *
  * Each list stands on its own: one the API refuses (RBAC's 403, or any error) leaves
  * unchecked only the kinds that read it (rules/audit.ts API_INPUTS), the others are still
@@ -15,11 +16,15 @@
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import type { V1APIService, V1Lease, V1Namespace, V1Node, V1Pod, V1VolumeAttachment } from '@kubernetes/client-node';
 import { codeOf, errorLine, kubeClients, type ApiSource } from '../cluster/kubeconfig.js';
+import type { Kube } from '../cluster/context.js';
+import { discover, groupResource } from '../cluster/discovery.js';
+import { listMetadata } from '../cluster/metadata-lists.js';
 import { listAll, listPageSize } from '../cluster/pages.js';
 import { UserError } from '../util/errors.js';
-import type { ApiList, ClusterView } from '../rules/audit.js';
+import { pool } from '../util/pool.js';
+import type { ApiList, ClusterView, ListedResource } from '../rules/audit.js';
 
-/** The lists an audit reads, each as RBAC names its resource (the ClusterRole of deploy/audit-cronjob.yaml grants exactly these). */
+/** The lists an audit reads, the six read in full as RBAC names their resources (deploy/audit-cronjob.yaml's ClusterRoles grant them), then the rest. */
 export const API_LISTS = {
   pods: 'pods',
   nodes: 'nodes',
@@ -27,23 +32,44 @@ export const API_LISTS = {
   volumeattachments: 'volumeattachments.storage.k8s.io',
   leases: 'leases.coordination.k8s.io',
   apiservices: 'apiservices.apiregistration.k8s.io',
+  objects: 'every other resource, through discovery',
 } as const satisfies Record<ApiList, string>;
+
+/**
+ * Resources discovery names that the objects' lists leave out, and why. The rest of
+ * what can be listed and deleted is listed metadata-only: what cannot be deleted
+ * (metrics, reviews) cannot be stuck in deletion.
+ */
+export const NOT_LISTED: Readonly<Record<string, string>> = {
+  secrets: 'a list of Secrets returns their data, so the audit is never granted one: a Secret held by a finalizer is not seen',
+  'events.events.k8s.io': 'the core events under another name, listed as events',
+  pods: 'read in full, judged by stuck-terminating-pod',
+  namespaces: 'read in full, judged by stuck-terminating-namespace',
+  nodes: 'read in full',
+  'volumeattachments.storage.k8s.io': 'read in full',
+  'leases.coordination.k8s.io': 'read in full',
+  'apiservices.apiregistration.k8s.io': 'read in full',
+};
 
 /** What reading the API came to: its lists (some maybe refused), no kubeconfig at all, or why no list could be read. */
 export type ClusterRead = { view: ClusterView } | { none: true } | { server: string; error: string };
 
-/** Each list's outcome, as Promise.allSettled gives it; apiservices undefined when it was not read. */
+/** Every other resource, metadata-only: those listed, and those (resources, group versions) that could not be. */
+export interface ObjectLists {
+  objects: ListedResource[];
+  unlisted: Record<string, string>;
+}
+
+/** Each list's outcome, as Promise.allSettled gives it. */
 export interface SettledLists {
   pods: PromiseSettledResult<V1Pod[]>;
   nodes: PromiseSettledResult<V1Node[]>;
   namespaces: PromiseSettledResult<V1Namespace[]>;
   volumeattachments: PromiseSettledResult<V1VolumeAttachment[]>;
   leases: PromiseSettledResult<V1Lease[]>;
-  apiservices?: PromiseSettledResult<V1APIService[]>;
+  apiservices: PromiseSettledResult<V1APIService[]>;
+  objects: PromiseSettledResult<ObjectLists>;
 }
-
-/** Why the APIServices are read: a namespace is Terminating (an unavailable APIService is one reason it cannot be emptied). */
-export const needsApiServices = (namespaces: readonly V1Namespace[]): boolean => namespaces.some((n) => n.metadata?.deletionTimestamp);
 
 /**
  * What the lists came to, judged each on its own (pure: the seam the unit tests use).
@@ -52,15 +78,21 @@ export const needsApiServices = (namespaces: readonly V1Namespace[]): boolean =>
  * is named in `refused` with the API's own words, and the others stand.
  */
 export function clusterRead(server: string, s: SettledLists): ClusterRead {
-  const always = [s.pods, s.nodes, s.namespaces, s.volumeattachments, s.leases];
-  const failed = always.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (failed && always.every((r) => r.status === 'rejected')) return { server, error: errorLine(failed.reason) };
+  const all = [s.pods, s.nodes, s.namespaces, s.volumeattachments, s.leases, s.apiservices, s.objects];
+  const failed = all.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed && all.every((r) => r.status === 'rejected')) return { server, error: errorLine(failed.reason) };
   const refused: Partial<Record<ApiList, string>> = {};
+  const unlisted: Record<string, string> = {};
   const items = <T>(list: ApiList, r: PromiseSettledResult<T[]>): T[] => {
     if (r.status === 'fulfilled') return r.value;
     refused[list] = `list ${API_LISTS[list]}: ${errorLine(r.reason)}`;
+    // Its objects stuck in deletion were not seen either (pods and namespaces have kinds of their own).
+    if (list !== 'pods' && list !== 'namespaces') unlisted[API_LISTS[list]] = refused[list];
     return [];
   };
+  // A 404: the cluster does not serve apiregistration.k8s.io, so it has no APIService to
+  // be unavailable; the empty list is the truth. Any other error (RBAC's 403) is a refusal.
+  const apiservices = s.apiservices.status === 'rejected' && codeOf(s.apiservices.reason) === 404 ? { status: 'fulfilled' as const, value: [] } : s.apiservices;
   const view: ClusterView = {
     server,
     pods: items('pods', s.pods),
@@ -68,34 +100,58 @@ export function clusterRead(server: string, s: SettledLists): ClusterRead {
     namespaces: items('namespaces', s.namespaces),
     volumeAttachments: items('volumeattachments', s.volumeattachments),
     leases: items('leases', s.leases),
+    apiServices: items('apiservices', apiservices),
+    objects: [],
   };
-  const a = s.apiservices;
-  // A 404: the cluster does not serve apiregistration.k8s.io, so it has no APIService to
-  // be unavailable; the empty list is the truth. Any other error (RBAC's 403) is a refusal:
-  // a stuck namespace's why would silently lack them.
-  if (a) view.apiServices = a.status === 'rejected' && codeOf(a.reason) === 404 ? [] : items('apiservices', a);
+  if (s.objects.status === 'fulfilled') {
+    view.objects = s.objects.value.objects;
+    Object.assign(unlisted, s.objects.value.unlisted);
+  } else refused.objects = `discovery: ${errorLine(s.objects.reason)}`;
   if (Object.keys(refused).length) view.refused = refused;
+  if (Object.keys(unlisted).length) view.unlisted = unlisted;
   return { view };
+}
+
+/** How many resources are listed at once: a few, so one slow resource does not hold the rest, and the API is not flooded. */
+const LISTS_AT_ONCE = 8;
+
+/**
+ * Discovery, then every resource it names that can be listed and deleted (NOT_LISTED
+ * aside), metadata-only. A group version discovery could not read, or a resource whose
+ * list fails (RBAC's 403, a conversion webhook that is down), is named with the API's
+ * words; the rest stand. Only a failure of discovery itself fails the whole.
+ */
+async function listObjects(c: Kube, size: number): Promise<ObjectLists> {
+  const found = await discover(c.get);
+  const unlisted: Record<string, string> = Object.fromEntries(found.failed.map((f) => [f.groupVersion, f.why]));
+  const wanted = found.resources.filter((r) => r.verbs.includes('list') && r.verbs.includes('delete') && !(groupResource(r) in NOT_LISTED));
+  const lists = await pool(wanted, LISTS_AT_ONCE, async (r) => {
+    try {
+      return await listMetadata(c.get, r, size);
+    } catch (e) {
+      unlisted[groupResource(r)] = `list ${groupResource(r)}: ${errorLine(e)}`;
+      return undefined;
+    }
+  });
+  return { objects: lists.filter((l): l is ListedResource => !!l), unlisted };
 }
 
 /** The lists, in this thread: all at once, each settled on its own. */
 async function listCluster(source: ApiSource): Promise<ClusterRead> {
   const c = await kubeClients(source);
   if (!c) return { none: true };
-  // A bad DECOM_LIST_PAGE_SIZE is bad input (exit 2), not five refused lists.
+  // A bad DECOM_LIST_PAGE_SIZE is bad input (exit 2), not seven refused lists.
   const size = listPageSize();
-  const [pods, nodes, namespaces, volumeattachments, leases] = await Promise.allSettled([
+  const [pods, nodes, namespaces, volumeattachments, leases, apiservices, objects] = await Promise.allSettled([
     listAll((p) => c.core.listPodForAllNamespaces(p), size),
     listAll((p) => c.core.listNode(p), size),
     listAll((p) => c.core.listNamespace(p), size),
     listAll((p) => c.storage.listVolumeAttachment(p), size),
     listAll((p) => c.coordination.listLeaseForAllNamespaces(p), size),
+    listAll((p) => c.registration.listAPIService(p), size),
+    listObjects(c, size),
   ]);
-  const settled: SettledLists = { pods, nodes, namespaces, volumeattachments, leases };
-  if (namespaces.status === 'fulfilled' && needsApiServices(namespaces.value)) {
-    [settled.apiservices] = await Promise.allSettled([listAll((p) => c.registration.listAPIService(p), size)]);
-  }
-  return clusterRead(c.server, settled);
+  return clusterRead(c.server, { pods, nodes, namespaces, volumeattachments, leases, apiservices, objects });
 }
 
 /** The lists, in a worker thread. A kubeconfig the user got wrong is their input error (exit 2), as in this thread. */

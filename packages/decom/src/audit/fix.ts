@@ -247,7 +247,7 @@ export interface FixRun {
   connect(h: Host): Promise<Transport>;
   /** The connection is done with (closed unless the session keeps it). */
   release(h: Host): Promise<void>;
-  audit: Pick<AuditOptions, 'inventory' | 'stuckAfterSec' | 'staleAfterSec' | 'etcdGroup'>;
+  audit: Pick<AuditOptions, 'inventory' | 'stuckAfterSec' | 'staleAfterSec' | 'finishedPods' | 'etcdGroup'>;
 }
 
 /** Each host's part of a fix: its remedies, its state after them (the proof's node side), why it was refused or lost. */

@@ -14,7 +14,7 @@ import { AUDIT_KINDS, type AuditFinding, type AuditKind } from '../rules/audit.j
 /** The table's row of findings that belong to no audited host. */
 const CLUSTER_ROW = '(cluster)';
 
-/** Short column heads: eleven kinds must fit a terminal. */
+/** Short column heads: fourteen kinds must fit a terminal. */
 const HEAD: Record<AuditKind, string> = {
   'phantom-pod': 'phantom',
   'orphan-pod-dir': 'pod-dir',
@@ -27,6 +27,9 @@ const HEAD: Record<AuditKind, string> = {
   'stale-node': 'node',
   'stale-etcd-member': 'etcd',
   'stale-volume-attachment': 'vol-att',
+  'stuck-deleting-object': 'stuck-obj',
+  'unavailable-apiservice': 'apisvc',
+  'finished-pods': 'finished',
 };
 
 const count = (fs: AuditFinding[], k: AuditKind) => fs.filter((f) => f.kind === k).length;
@@ -51,7 +54,9 @@ export function notCheckedLines(r: AuditReport): { kinds: AuditKind[]; why: stri
     const why = n.refused?.[k] ?? n.why;
     byWhy.set(why, [...(byWhy.get(why) ?? []), k]);
   }
-  return [...byWhy].map(([why, kinds]) => ({ kinds, why }));
+  // Resources the objects' lists could not cover: stuck-deleting-object was judged on the others.
+  const partial = Object.entries(n.resources ?? {}).map(([what, why]) => ({ kinds: ['stuck-deleting-object' as AuditKind], why: `${what}: ${why}` }));
+  return [...[...byWhy].map(([why, kinds]) => ({ kinds, why })), ...partial];
 }
 
 /**
@@ -122,6 +127,14 @@ export function renderPrometheus(r: AuditReport): string {
     if (!x.reachable) continue;
     for (const k of AUDIT_KINDS) if (!skipped.has(k)) out.push(`decom_residue{host="${label(x.name)}",kind="${k}"} ${count(x.findings, k)}`);
   }
+  // Only when the API was read: without one, 0 would say every resource was checked.
+  if (r.server && !r.apiError) {
+    out.push(
+      '# HELP decom_audit_resources_not_checked Resources and group versions of the API the audit could not list (a refusal, an API server that is down).',
+      '# TYPE decom_audit_resources_not_checked gauge',
+      `decom_audit_resources_not_checked ${Object.keys(r.notChecked?.resources ?? {}).length}`,
+    );
+  }
   out.push('# HELP decom_audit_host_reachable Whether decom audit could probe the host (1) or not (0).', '# TYPE decom_audit_host_reachable gauge');
   for (const h of r.hosts) out.push(`decom_audit_host_reachable{host="${label(h.host)}"} ${h.reachable ? 1 : 0}`);
   out.push(
@@ -156,9 +169,11 @@ export function renderJunit(r: AuditReport): string {
       const open = `    <testcase classname="decom.audit.${xml(x.name)}" name="${k}">`;
       if (!x.reachable) return `${open}<error message="${xml(x.error ?? r.apiError ?? 'not checked')}"/></testcase>`;
       if (skipped.has(k)) return `${open}<skipped message="${xml(r.notChecked?.refused?.[k] ?? r.notChecked?.why ?? '')}"/></testcase>`;
-      if (!fs.length) return `${open}</testcase>`;
+      const partial = k === 'stuck-deleting-object' && x.name === CLUSTER_ROW ? Object.entries(r.notChecked?.resources ?? {}).map(([what, why]) => `not checked: ${what}: ${why}`) : [];
+      const err = partial.length ? `<system-err>${xml(partial.join('\n'))}</system-err>` : '';
+      if (!fs.length) return `${open}${err}</testcase>`;
       const body = fs.map((f) => `${f.subject}: ${f.detail}${f.evidence.length ? `\n  ${f.evidence.join('\n  ')}` : ''}`).join('\n');
-      return `${open}<failure message="${fs.length} ${k} on ${xml(x.name)}" type="${k}">${xml(body)}</failure></testcase>`;
+      return `${open}<failure message="${fs.length} ${k} on ${xml(x.name)}" type="${k}">${xml(body)}</failure>${err}</testcase>`;
     });
     const failures = x.reachable ? AUDIT_KINDS.filter((k) => !skipped.has(k) && count(x.findings, k)).length : 0;
     const errors = x.reachable ? 0 : AUDIT_KINDS.length;
@@ -197,6 +212,8 @@ export function mergeReports(parts: { file: string; report: AuditReport }[]): Au
     merged.notChecked = { kinds, why: distinct(unchecked.map((n) => n.why)) };
     const refused = kinds.map((k) => [k, distinct(unchecked.map((n) => n.refused?.[k]))] as const).filter(([, why]) => why);
     if (refused.length) merged.notChecked.refused = Object.fromEntries(refused);
+    const resources = Object.assign({}, ...unchecked.map((n) => n.resources ?? {})) as Record<string, string>;
+    if (Object.keys(resources).length) merged.notChecked.resources = resources;
   }
   const apiError = reports.find((r) => r.apiError)?.apiError;
   if (apiError) merged.apiError = apiError;

@@ -7,6 +7,9 @@ import type { ApiregistrationV1Api, AppsV1Api, CertificatesV1Api, CoordinationV1
 import type { Host } from '../inventory/index.js';
 import type { Transport } from '../transport/types.js';
 
+/** A GET of an API path with its query and Accept header, answered as parsed JSON. */
+export type ApiGet = (path: string, o?: { query?: Record<string, string>; accept?: string }) => Promise<unknown>;
+
 export interface Kube {
   core: CoreV1Api;
   apps: AppsV1Api;
@@ -16,6 +19,8 @@ export interface Kube {
   coordination: CoordinationV1Api;
   /** The APIServices (the audit: why a namespace cannot be emptied). */
   registration: ApiregistrationV1Api;
+  /** Any path as JSON (discovery, metadata-only lists): what no typed client covers. */
+  get: ApiGet;
   /** The API server's URL, for messages. */
   server: string;
 }

@@ -3,7 +3,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { inputError } from '../util/errors.js';
 import { VERSION } from '../util/version.js';
-import type { Kube } from './context.js';
+import type { ApiGet, Kube } from './context.js';
 
 /**
  * The kubeconfig the user gave, found as kubectl finds it: --kubeconfig, then
@@ -128,17 +128,52 @@ type KubeConfig = InstanceType<K8s['KubeConfig']>;
  * A typed client of the kubeconfig's current cluster, as `makeApiClient` makes one,
  * with decom's User-Agent on every request (the client library's own is node-fetch's).
  */
-export function apiClient<T>(k8s: K8s, kc: KubeConfig, api: new (config: ReturnType<K8s['createConfiguration']>) => T): T {
-  const server = kc.getCurrentCluster()?.server;
-  if (!server) throw inputError('the kubeconfig names no current cluster');
-  const auth = {
+/** The authentication decom's requests carry: the kubeconfig's, with decom's User-Agent (the client library's own is node-fetch's). */
+function authOf(kc: KubeConfig) {
+  return {
     getName: () => 'decom',
     applySecurityAuthentication: async (ctx: Parameters<KubeConfig['applySecurityAuthentication']>[0]) => {
       await kc.applySecurityAuthentication(ctx);
       ctx.setHeaderParam('User-Agent', USER_AGENT);
     },
   };
-  return new api(k8s.createConfiguration({ baseServer: new k8s.ServerConfiguration(server, {}), authMethods: { default: auth } }));
+}
+
+/** The current cluster's URL; a kubeconfig that names none is bad input. */
+function serverOf(kc: KubeConfig): string {
+  const server = kc.getCurrentCluster()?.server;
+  if (!server) throw inputError('the kubeconfig names no current cluster');
+  return server;
+}
+
+/** A typed client of the kubeconfig's current cluster, as `makeApiClient` makes one, with decom's User-Agent on every request. */
+export function apiClient<T>(k8s: K8s, kc: KubeConfig, api: new (config: ReturnType<K8s['createConfiguration']>) => T): T {
+  return new api(k8s.createConfiguration({ baseServer: new k8s.ServerConfiguration(serverOf(kc), {}), authMethods: { default: authOf(kc) } }));
+}
+
+/**
+ * A GET of any path, answered as JSON, through the client library's own transport
+ * (its TLS, credentials and proxy): what no typed client covers, discovery and the
+ * metadata-only lists of resources known only at run time. A failure is the library's
+ * ApiException, so errorLine and codeOf read it as any other.
+ */
+export function apiGet(k8s: K8s, kc: KubeConfig): ApiGet {
+  const config = k8s.createConfiguration({ baseServer: new k8s.ServerConfiguration(serverOf(kc), {}), authMethods: { default: authOf(kc) } });
+  const auth = authOf(kc);
+  return async (path, o = {}) => {
+    const ctx = config.baseServer.makeRequestContext(path, k8s.HttpMethod.GET);
+    ctx.setHeaderParam('Accept', o.accept ?? 'application/json');
+    for (const [k, v] of Object.entries(o.query ?? {})) ctx.setQueryParam(k, v);
+    await auth.applySecurityAuthentication(ctx);
+    const res = await config.httpApi.send(ctx).toPromise();
+    const text = await res.body.text();
+    if (res.httpStatusCode < 200 || res.httpStatusCode > 299) throw new k8s.ApiException(res.httpStatusCode, `GET ${path}`, text, res.headers);
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      throw new Error(`GET ${path}: the API answered ${res.headers['content-type'] ?? 'something'} that is not JSON`);
+    }
+  };
 }
 
 /**
@@ -158,6 +193,7 @@ export async function kubeClients(source: ApiSource): Promise<Kube | undefined> 
     certificates: apiClient(k8s, kc, k8s.CertificatesV1Api),
     coordination: apiClient(k8s, kc, k8s.CoordinationV1Api),
     registration: apiClient(k8s, kc, k8s.ApiregistrationV1Api),
+    get: apiGet(k8s, kc),
     server,
   };
 }

@@ -31,6 +31,7 @@ export function killProcesses(s: NodeState, pids: Iterable<number>): NodeState {
 }
 
 import { criSandboxes, k8sBundles, stateDirs } from '../probes/script.js';
+import { within } from '../rules/residue.js';
 
 /** A mount the runtime made for one of these containers: its task's rootfs, a sandbox's shm (in the CRI's per-sandbox dir, which RemovePodSandbox unmounts). */
 const ownedBy = (state: string, target: string, ids: ReadonlySet<string>) =>
@@ -52,11 +53,9 @@ export function removeContainers(s: NodeState, gone: (c: Container) => boolean):
   };
 }
 
-const below = (path: string, top: string) => path === top || path.startsWith(`${top}/`);
-
 /** Files deleted: every view of a file below them goes (state paths, kubeconfigs, certificates). */
 export function removePaths(s: NodeState, paths: readonly string[]): NodeState {
-  const kept = <T extends { path: string }>(xs: T[]) => xs.filter((x) => !paths.some((top) => below(x.path, top)));
+  const kept = <T extends { path: string }>(xs: T[]) => xs.filter((x) => !paths.some((top) => within(x.path, top)));
   return { ...s, paths: kept(s.paths), kubeconfigs: kept(s.kubeconfigs), clusterCAs: kept(s.clusterCAs), anchors: kept(s.anchors) };
 }
 

@@ -1,7 +1,8 @@
 /**
  * What the fleet audit calls residue on a live cluster: a node's pod traces matched
  * with the pods the API knows, and the API's own leftovers (pods and namespaces stuck
- * Terminating, Nodes, etcd members and VolumeAttachments of machines that are gone).
+ * Terminating, Nodes, etcd members and VolumeAttachments of machines that are gone;
+ * rules/deletions.ts judges the deletions that do not finish elsewhere in the API).
  * Pure: node states and the API's lists in, findings out. The same rules are the
  * audit's report, the re-check `--fix` runs before it acts and its proof after.
  */
@@ -10,9 +11,30 @@ import type { Container, NodeState, RuntimeStatus } from '../probes/state.js';
 import { podUidOfProcessCgroup } from '../probes/parse.js';
 import { hostOf } from '../inventory/identity.js';
 import { clusterEtcd } from './residue.js';
+import { ageSec, span } from './span.js';
 
 /** The lists an audit reads of the API (audit/cluster.ts reads them, naming each as RBAC does). */
-export type ApiList = 'pods' | 'nodes' | 'namespaces' | 'volumeattachments' | 'leases' | 'apiservices';
+export type ApiList = 'pods' | 'nodes' | 'namespaces' | 'volumeattachments' | 'leases' | 'apiservices' | 'objects';
+
+/** What the audit keeps of an object it lists metadata-only (PartialObjectMetadata), as the API wrote it. */
+export interface ObjectMeta {
+  name: string;
+  namespace?: string;
+  uid?: string;
+  /** RFC 3339: when its deletion was asked for (plus its grace period, for a pod). */
+  deletionTimestamp?: string;
+  finalizers?: string[];
+}
+
+/** One resource's metadata-only list: how many objects it holds, and those being deleted (the only ones a rule reads). */
+export interface ListedResource {
+  /** As RBAC and kubectl name it: "configmaps", "widgets.example.com". */
+  resource: string;
+  kind: string;
+  namespaced: boolean;
+  count: number;
+  deleting: ObjectMeta[];
+}
 
 /** The API's lists as the cluster rules below judge them. */
 export interface ClusterView {
@@ -22,8 +44,15 @@ export interface ClusterView {
   namespaces: V1Namespace[];
   volumeAttachments: V1VolumeAttachment[];
   leases: V1Lease[];
-  /** Read only when a namespace is Terminating. */
-  apiServices?: V1APIService[];
+  apiServices: V1APIService[];
+  /** Every other resource discovery names that can be listed and deleted, metadata only (audit/cluster.ts says which are left out and why). */
+  objects: ListedResource[];
+  /**
+   * What the objects' lists could not cover, each with the API's words: a resource
+   * whose list failed ("widgets.example.com"), a group version discovery could not
+   * read ("metrics.k8s.io/v1beta1"). Every other resource was judged.
+   */
+  unlisted?: Record<string, string>;
   /**
    * The lists the API refused, each with why: "list RESOURCE: the API's message".
    * A refused list is empty above, and that emptiness means nothing: the kinds that
@@ -45,6 +74,9 @@ export const AUDIT_KINDS = [
   'stale-node',
   'stale-etcd-member',
   'stale-volume-attachment',
+  'stuck-deleting-object',
+  'unavailable-apiservice',
+  'finished-pods',
 ] as const;
 export type AuditKind = (typeof AUDIT_KINDS)[number];
 
@@ -62,6 +94,9 @@ export const API_INPUTS = {
   'stuck-terminating-namespace': ['namespaces', 'pods', 'apiservices'],
   'stale-node': ['nodes', 'leases'],
   'stale-volume-attachment': ['volumeattachments', 'nodes'],
+  'stuck-deleting-object': ['objects'],
+  'unavailable-apiservice': ['apiservices'],
+  'finished-pods': ['pods'],
 } as const satisfies Partial<Record<AuditKind, readonly ApiList[]>>;
 export const API_KINDS: ReadonlySet<AuditKind> = new Set(Object.keys(API_INPUTS) as AuditKind[]);
 
@@ -98,6 +133,9 @@ export function knownPods(pods: readonly V1Pod[]): Map<string, V1Pod> {
   }
   return known;
 }
+
+/** An APIService is unavailable unless its Available condition says True (none reported is not Available). */
+export const apiServiceUnavailable = (a: V1APIService): boolean => a.status?.conditions?.find((c) => c.type === 'Available')?.status !== 'True';
 
 const POD_DIRS = '/var/lib/kubelet/pods';
 const podKey = (p: V1Pod) => `${p.metadata?.namespace}/${p.metadata?.name}`;
@@ -299,10 +337,6 @@ export interface Placed extends AuditFinding {
   host?: string;
 }
 
-const ageSec = (t: Date | string | undefined, now: number) => (t ? (now - new Date(t).getTime()) / 1000 : 0);
-/** Seconds as people read a span: 45s, 12m3s, 3h0m, 2d4h. */
-const span = (sec: number): string =>
-  sec >= 86400 ? `${Math.floor(sec / 86400)}d${Math.floor((sec % 86400) / 3600)}h` : sec >= 3600 ? `${Math.floor(sec / 3600)}h${Math.floor((sec % 3600) / 60)}m` : sec >= 60 ? `${Math.floor(sec / 60)}m${Math.floor(sec % 60)}s` : `${Math.floor(sec)}s`;
 const readyOf = (n: V1Node | undefined) => n?.status?.conditions?.find((c) => c.type === 'Ready');
 
 /**
@@ -390,7 +424,7 @@ function namespaceFinding(ns: V1Namespace, over: number, v: ClusterView): Placed
   const name = ns.metadata?.name as string;
   const conditions = (ns.status?.conditions ?? []).filter((c) => c.status === 'True');
   const finalizers = [...(ns.spec?.finalizers ?? []), ...(ns.metadata?.finalizers ?? [])];
-  const unavailable = (v.apiServices ?? []).filter((a) => a.status?.conditions?.some((c) => c.type === 'Available' && c.status !== 'True'));
+  const unavailable = v.apiServices.filter(apiServiceUnavailable);
   const left = v.pods.filter((p) => p.metadata?.namespace === name).map(podKey);
   const why = [
     ...conditions.map((c) => `${c.type}: ${c.message ?? c.reason ?? ''}`),

@@ -312,8 +312,8 @@ export const hostEtcd = (s: NodeState): Proc[] => [...s.processes.values()].filt
 /** An etcd that runs outside a pod with nothing tying it to the cluster (Debian's etcd.service): its processes. */
 export const foreignEtcd = (s: NodeState): Proc[] => (clusterEtcd(s) ? [] : hostEtcd(s));
 
-/** etcd's flag value from a command line: `--flag=V` or `--flag V` (etcd takes both, and single dashes). */
-const flagValue = (args: string, flag: string): string | undefined => new RegExp(`(?:^|\\s)--?${flag}(?:=|\\s+)(\\S+)`).exec(args)?.[1];
+/** A flag's value from a command line: `--flag=V` or `--flag V`, or with one dash (etcd's Go flags take all four). */
+export const flagValue = (args: string, flag: string): string | undefined => new RegExp(`(?:^|\\s)--?${flag}(?:=|\\s+)(\\S+)`).exec(args)?.[1];
 
 /**
  * The data dir an etcd process uses, where the node says: --data-dir, else its
@@ -333,7 +333,8 @@ export function etcdDataDir(s: NodeState, p: Proc): string | undefined {
   return abs(`${flagValue(p.args, 'name') ?? dirs.env.ETCD_NAME ?? 'default'}.etcd`);
 }
 
-const within = (a: string, b: string) => a === b || a.startsWith(`${b.replace(/\/$/, '')}/`);
+/** Whether `path` is `top` or below it. */
+export const within = (path: string, top: string): boolean => path === top || path.startsWith(`${top.replace(/\/$/, '')}/`);
 
 /**
  * The etcd data paths that may be a foreign etcd's own (it runs with nothing tying it to

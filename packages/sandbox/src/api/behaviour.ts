@@ -2,7 +2,8 @@
  * What the real control plane does beyond storing objects, as far as decom and kubectl
  * depend on it: defaults and validation on write, evictions judged against
  * PodDisruptionBudgets (the disruption controller's arithmetic), and the controllers,
- * one pass each per tick: namespace (a Terminating namespace empties, then loses its
+ * one pass each per tick: namespace (a Terminating namespace empties, custom resources
+ * included, then loses its
  * finalizer and goes), node IPAM, node lifecycle (a Node whose Lease is not renewed
  * goes Unknown and is tainted), scheduler, ReplicaSet, and attach/detach
  * (VolumeAttachments and the Node's status.volumesAttached follow the pods).
@@ -10,9 +11,10 @@
  */
 import { createHash } from 'node:crypto';
 import { cronJobCauses, cronJobDefaults, jobCauses, jobDefaults } from './batch-strategy.js';
+import { crdCauses, crdDefaults } from './crds.js';
 import { ApiError } from './errors.js';
 import { labelMatcher } from './query.js';
-import { RESOURCES, apiVersionOf, findResource, type Resource } from './resources.js';
+import { apiVersionOf, findResource, servedResources, storeKey, type Resource } from './resources.js';
 import { generatedName, rfc3339, type Obj, type Store } from './store.js';
 import { claimDefaults, unboundClaims, volumeDefaults } from './volume-binder.js';
 
@@ -48,6 +50,7 @@ export function withDefaults(r: Resource, body: Obj | undefined, ns: string | un
   if (r.plural === 'cronjobs') o = cronJobDefaults(o);
   if (r.plural === 'persistentvolumeclaims') o = claimDefaults(o);
   if (r.plural === 'persistentvolumes') o = volumeDefaults(o);
+  if (r.plural === 'customresourcedefinitions' && !r.crd) o = crdDefaults(o);
   return o;
 }
 
@@ -69,10 +72,11 @@ export function validate(store: Store, r: Resource, o: Obj, ns: string | undefin
   }
   if (r.plural === 'jobs') causes.push(...jobCauses(o));
   if (r.plural === 'cronjobs') causes.push(...cronJobCauses(o));
+  if (r.plural === 'customresourcedefinitions' && !r.crd) causes.push(...crdCauses(o));
   if (causes.length) throw ApiError.invalid(r.kind, name, r.group, causes);
   const target = ns ?? o.metadata.namespace;
   if (r.namespaced && target && !store.find('namespaces', undefined, target)) throw ApiError.notFound('namespaces', target);
-  if (r.namespaced && target && store.find('namespaces', undefined, target)?.metadata.deletionTimestamp && !store.find(r.plural, target, name)) {
+  if (r.namespaced && target && store.find('namespaces', undefined, target)?.metadata.deletionTimestamp && !store.find(storeKey(r), target, name)) {
     throw new ApiError(403, 'Forbidden', `${r.plural} "${name}" is forbidden: unable to create new content in namespace ${target} because it is being terminated`, {
       name, group: r.group, kind: r.plural, causes: [{ reason: 'NamespaceTerminating', message: `namespace ${target} is being terminated`, field: 'metadata.namespace' }],
     });
@@ -161,7 +165,10 @@ export const FAULTS = 'decom-sandbox-faults';
  * fairness refuses a request it has no seat for (429, a plain-text body, Retry-After, no Status),
  * counted from when the switch was last set, so a test knows which requests it hits;
  * `namespaceContentDeletionPaused: "true"` holds the namespace controller back from deleting a
- * Terminating namespace's content (see namespaceController).
+ * Terminating namespace's content (see namespaceController);
+ * `apiServiceUnavailable: "v1beta1.metrics.k8s.io,…"` (APIService names, comma-separated) makes
+ * those of the groups the sandbox serves itself fail their discovery check, as an unreachable
+ * metrics-server does (see apiservices.ts).
  */
 export function faultSwitch(store: Store): () => boolean {
   let seen = '';
@@ -180,7 +187,8 @@ export function faultSwitch(store: Store): () => boolean {
  * once it is empty the `kubernetes` finalizer goes, and then the namespace.
  */
 export function namespaceController(store: Store): void {
-  const namespaced = RESOURCES.filter((r) => r.namespaced);
+  // Every namespaced resource stored (one per custom resource, whatever its served versions).
+  const namespaced = [...new Map(servedResources(store).filter((r) => r.namespaced && !r.verbs).map((r) => [storeKey(r), r])).values()];
   // The fault switch (faultSwitch): a namespace controller that has not got to the content yet (a backlog, slow discovery).
   const paused = (store.find('configmaps', 'kube-system', FAULTS)?.data as Record<string, string> | undefined)?.namespaceContentDeletionPaused === 'true';
   for (const ns of store.list('namespaces')) {
@@ -191,11 +199,11 @@ export function namespaceController(store: Store): void {
     const remaining = new Map<string, number>();
     const finalizers = new Map<string, number>();
     for (const r of namespaced) {
-      for (const o of store.list(r.plural, name)) {
+      for (const o of store.list(storeKey(r), name)) {
         const gr = `${r.plural}.${r.group}`;
         remaining.set(gr, (remaining.get(gr) ?? 0) + 1);
         for (const f of o.metadata.finalizers ?? []) finalizers.set(f, (finalizers.get(f) ?? 0) + 1);
-        if (!o.metadata.deletionTimestamp && !paused) store.delete(r.plural, name, o.metadata.name, r.group);
+        if (!o.metadata.deletionTimestamp && !paused) store.delete(storeKey(r), name, o.metadata.name, r.group);
       }
     }
     const left = remaining.size;

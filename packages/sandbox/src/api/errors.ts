@@ -23,7 +23,8 @@ export class ApiError extends Error {
 
   static invalid(kind: string, name: string, group: string, causes: { field: string; message: string }[]): ApiError {
     const text = causes.map((c) => `${c.field}: ${c.message}`).join(', ');
-    return new ApiError(422, 'Invalid', `${kind} "${name}" is invalid: ${text}`, {
+    // errors.NewInvalid names the qualified kind (GroupKind.String(): "Job.batch"); the core group's is the bare kind.
+    return new ApiError(422, 'Invalid', `${group ? `${kind}.${group}` : kind} "${name}" is invalid: ${text}`, {
       name,
       group,
       kind,

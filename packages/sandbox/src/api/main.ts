@@ -1,10 +1,13 @@
 /**
  * The sandbox API's process: `node dist/api/main.js DIR` (in the sandbox package) serves the API
- * described by DIR/api.json until SIGTERM, its objects in DIR/objects.json, and runs
- * the control plane's controllers (behaviour.ts) once a second.
+ * described by DIR/api.json until SIGTERM (its objects written to DIR/objects.json
+ * before it exits), and runs the control plane's controllers once a second.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { apiServiceAvailabilityController } from './apiservices.js';
+import { clusterRoleAggregationController } from './clusterrole-aggregation.js';
+import { crdController } from './crds.js';
 import { attachDetachController, daemonSetController, deploymentController, namespaceController, podGarbageCollector, nodeIpamController, nodeLifecycleController, replicaSetController, scheduler, seed } from './behaviour.js';
 import { batchGarbageCollector, cronJobController, jobController, ttlAfterFinishedController } from './batch.js';
 import { createApiServer } from './server.js';
@@ -44,6 +47,9 @@ const controllers: [string, (s: Store) => void][] = [
   ['scheduler', scheduler],
   ['attach-detach', attachDetachController],
   ['namespace', namespaceController],
+  ['customresourcedefinition', crdController],
+  ['apiservice-availability', apiServiceAvailabilityController],
+  ['clusterrole-aggregation', clusterRoleAggregationController],
 ];
 const tick = setInterval(() => {
   for (const [name, controller] of controllers) {
@@ -58,6 +64,7 @@ const stop = () => {
   clearInterval(tick);
   server.close();
   server.closeAllConnections();
+  store.flush(); // the writes of the last interval (stopApi waits for the exit; the file is then whole and current)
   process.exit(0);
 };
 process.on('SIGTERM', stop);

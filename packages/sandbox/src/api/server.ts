@@ -1,37 +1,44 @@
 /**
- * The sandbox's Kubernetes API: HTTPS with a bearer token, discovery (aggregated v2
- * and the plain lists), and the REST verbs on every resource of resources.ts over the
- * store — list (selectors, limit/continue, Tables), watch, get, create, update,
- * patch (JSON, merge, strategic), delete (graceful, finalizers, preconditions), the
- * status subresource, pods/eviction against PodDisruptionBudgets, dryRun=All.
+ * The sandbox's Kubernetes API: HTTPS with a bearer token, discovery (discovery.ts),
+ * and the REST verbs on every resource served (resources.ts servedResources, custom
+ * resources included) over the store — list (selectors, limit/continue, Tables,
+ * metadata only), watch, get, create, update, patch (JSON, merge, strategic but for
+ * custom resources), delete (graceful, finalizers, preconditions), the status
+ * subresource, pods/eviction against PodDisruptionBudgets, dryRun=All; an unavailable
+ * aggregated group version answered as kube-aggregator's proxy answers it.
  * Judged by real kubectl: what it prints must be what a real cluster makes it print.
  */
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { appendFileSync } from 'node:fs';
+import { unavailablePath } from './apiservices.js';
+import { crdMarkedForDeletion, terminatingCreate } from './crds.js';
+import { DISCOVERY_TYPE, KUBERNETES_VERSION, aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, openApiDoc, openApiRoot } from './discovery.js';
 import { ApiError } from './errors.js';
-import { GROUPS, RESOURCES, VERBS, apiVersionOf, findResource, type Resource } from './resources.js';
+import { apiVersionOf, findResource, storeKey, type Resource } from './resources.js';
 import { fieldMatcher, jsonPatch, labelMatcher, mergePatch, strategicMergePatch } from './query.js';
-import type { Obj, Store, WatchEvent } from './store.js';
-import { toTable } from './tables.js';
+import { microTime, type Obj, type Store, type WatchEvent } from './store.js';
+import { customResourcePrinter, toTable } from './tables.js';
 import { decodeProtobuf } from './protobuf.js';
 import { evict, faultSwitch, pdbStatus, validate, withDefaults } from './behaviour.js';
 import { authenticate, authorize, serviceAccountToken } from './rbac.js';
 
-export const KUBERNETES_VERSION = { major: '1', minor: '32', gitVersion: 'v1.32.4', gitCommit: '59526cd4867447956156ae3a602fcbac10f2c335', gitTreeState: 'clean', buildDate: '2025-04-22T16:02:27Z', goVersion: 'go1.23.6', compiler: 'gc', platform: 'linux/amd64' };
+export { KUBERNETES_VERSION };
 
 type Any = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 export interface ApiOptions {
   store: Store;
   token: string;
-  /** Where each request is logged (JSON lines: user, verb, URI), as kube-apiserver's audit log; none when undefined. */
+  /**
+   * Where each resource request is logged once answered (JSON lines: user, verb, URI,
+   * requestReceivedTimestamp, stageTimestamp, responseStatus), as kube-apiserver's
+   * audit log; none when undefined.
+   */
   auditLog?: string;
   cert: string | Buffer;
   key: string | Buffer;
 }
-
-const DISCOVERY_TYPE = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList';
 
 function send(res: ServerResponse, code: number, body: unknown, type = 'application/json'): void {
   const text = JSON.stringify(body);
@@ -54,73 +61,6 @@ async function readBody(req: IncomingMessage): Promise<unknown> {
   }
 }
 
-/** Aggregated discovery of one group (the core group is "" under /api). */
-function discoveryGroup(group: string): Any {
-  const resources = RESOURCES.filter((r) => r.group === group);
-  return {
-    metadata: { name: group, creationTimestamp: null },
-    versions: [
-      {
-        version: 'v1',
-        resources: resources.map((r) => ({
-          resource: r.plural,
-          responseKind: { group: r.group, version: r.version, kind: r.kind },
-          scope: r.namespaced ? 'Namespaced' : 'Cluster',
-          singularResource: r.singular,
-          verbs: VERBS,
-          ...(r.shortNames ? { shortNames: r.shortNames } : {}),
-          ...(r.categories ? { categories: r.categories } : {}),
-          ...(r.subresources
-            ? { subresources: r.subresources.map((s) => ({ subresource: s.name, responseKind: { group: s.group ?? r.group, version: s.version ?? r.version, kind: s.kind }, verbs: s.verbs })) }
-            : {}),
-        })),
-        freshness: 'Current',
-      },
-    ],
-  };
-}
-
-function resourceList(group: string): Any {
-  const list: Any[] = [];
-  for (const r of RESOURCES.filter((x) => x.group === group)) {
-    list.push({ name: r.plural, singularName: r.singular, namespaced: r.namespaced, kind: r.kind, verbs: VERBS, ...(r.shortNames ? { shortNames: r.shortNames } : {}), ...(r.categories ? { categories: r.categories } : {}) });
-    for (const s of r.subresources ?? []) {
-      list.push({ name: `${r.plural}/${s.name}`, singularName: '', namespaced: r.namespaced, ...(s.group !== undefined ? { group: s.group, version: s.version } : {}), kind: s.kind, verbs: s.verbs });
-    }
-  }
-  return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: group ? `${group}/v1` : 'v1', resources: list };
-}
-
-/** OpenAPI v3's root: one document per group/version. */
-const openApiRoot = () => ({
-  paths: Object.fromEntries(['', ...GROUPS].map((g) => [g ? `apis/${g}/v1` : 'api/v1', { serverRelativeURL: `/openapi/v3/${g ? `apis/${g}/v1` : 'api/v1'}?hash=${KUBERNETES_VERSION.gitCommit.slice(0, 16).toUpperCase()}` }])),
-});
-
-/**
- * One group/version's OpenAPI v3 document: its paths and operations, without schemas.
- * kubectl reads it to learn that the server validates fields itself (the PATCH
- * operation of a kind taking `fieldValidation`), and then validates nothing on its side.
- */
-function openApiDoc(group: string): Any {
-  const paths: Any = {};
-  const param = (name: string) => ({ name, in: 'query', schema: { type: 'string', uniqueItems: true } });
-  for (const r of RESOURCES.filter((x) => x.group === group)) {
-    const gvk = { 'x-kubernetes-group-version-kind': { group: r.group, version: r.version, kind: r.kind } };
-    const base = `/${r.group ? `apis/${r.group}` : 'api'}/${r.version}${r.namespaced ? '/namespaces/{namespace}' : ''}/${r.plural}`;
-    const op = (action: string, extra: Any[] = []) => ({ operationId: `${action}${r.kind}`, parameters: extra, responses: {}, 'x-kubernetes-action': action, ...gvk });
-    paths[base] = { get: op('list'), post: op('post', [param('dryRun'), param('fieldManager'), param('fieldValidation')]), delete: op('deletecollection') };
-    paths[`${base}/{name}`] = {
-      get: op('get'),
-      put: op('put', [param('dryRun'), param('fieldManager'), param('fieldValidation')]),
-      patch: op('patch', [param('dryRun'), param('fieldManager'), param('fieldValidation'), param('force')]),
-      delete: op('delete', [param('dryRun'), param('gracePeriodSeconds')]),
-    };
-  }
-  return { openapi: '3.0.0', info: { title: 'Kubernetes', version: KUBERNETES_VERSION.gitVersion }, paths, components: { schemas: {} } };
-}
-
-const groupInfo = (g: string) => ({ name: g, versions: [{ groupVersion: `${g}/v1`, version: 'v1' }], preferredVersion: { groupVersion: `${g}/v1`, version: 'v1' } });
-
 interface Target {
   r: Resource;
   ns?: string;
@@ -128,23 +68,44 @@ interface Target {
   sub?: string;
 }
 
-/** /api/v1/… or /apis/G/V/…: the resource, namespace, name and subresource a path names. */
-function parseTarget(group: string, version: string, parts: string[]): Target | undefined {
+/** /api/v1/… or /apis/G/V/…: the resource (of those served now), namespace, name and subresource a path names. */
+function parseTarget(store: Store, group: string, version: string, parts: string[]): Target | undefined {
   let ns: string | undefined;
-  if (parts[0] === 'namespaces' && parts.length >= 3 && findResource(group, version, parts[2] as string)?.namespaced) {
+  if (parts[0] === 'namespaces' && parts.length >= 3 && findResource(group, version, parts[2] as string, store)?.namespaced) {
     ns = parts[1];
     parts = parts.slice(2);
   }
-  const r = findResource(group, version, parts[0] ?? '');
+  const r = findResource(group, version, parts[0] ?? '', store);
   if (!r || parts.length > 3) return undefined;
   return { r, ns, name: parts[1], sub: parts[2] };
 }
 
-/** Whether the client asked for a Table (kubectl get) and how much of each object it wants in a row. */
-function tableWanted(req: IncomingMessage, q: URLSearchParams): { includeObject: string } | undefined {
-  const accept = String(req.headers.accept ?? '');
-  return /as=Table/.test(accept) ? { includeObject: q.get('includeObject') ?? 'Metadata' } : undefined;
+type Rendering = { as: 'Table'; includeObject: string } | { as: 'PartialObjectMetadata' } | undefined;
+
+/**
+ * What the client's Accept asks for, its first media type the server can produce (as
+ * apiserver's negotiation): a Table (kubectl get, with how much of each object a row
+ * carries), metadata only (client-go's metadata client: PartialObjectMetadataList for a
+ * list, PartialObjectMetadata for one object or a watch's events), or the objects.
+ */
+function rendering(req: IncomingMessage, q: URLSearchParams, list: boolean): Rendering {
+  for (const type of String(req.headers.accept ?? '').split(',')) {
+    const [media, ...params] = type.split(';').map((x) => x.trim());
+    if (media !== 'application/json' && media !== '*/*' && media !== 'application/*') continue;
+    const p = Object.fromEntries(params.map((x) => x.split('=').map((y) => y.trim()) as [string, string]));
+    if (!p.as) return undefined;
+    if (p.g !== 'meta.k8s.io') continue;
+    if (p.as === 'Table' && (p.v === 'v1' || p.v === 'v1beta1')) return { as: 'Table', includeObject: q.get('includeObject') ?? 'Metadata' };
+    if (p.v === 'v1' && p.as === (list ? 'PartialObjectMetadataList' : 'PartialObjectMetadata')) return { as: 'PartialObjectMetadata' };
+  }
+  return undefined;
 }
+
+/** What a resource's own Delete does first: a CRD's (crds.ts). */
+const deletion = (r: Resource) => (r.plural === 'customresourcedefinitions' && !r.crd ? { mark: crdMarkedForDeletion } : {});
+
+const partial = (o: Obj) => ({ kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: o.metadata });
+const printerOf = (r: Resource) => (r.crd ? customResourcePrinter(r.crd.printerColumns) : storeKey(r));
 
 const listKind = (r: Resource) => `${r.kind}List`;
 
@@ -177,17 +138,30 @@ async function podLog(res: ServerResponse, store: Store, pod: Obj, q: URLSearchP
 export function createApiServer(o: ApiOptions): Server {
   const { store } = o;
   const evictionRefused = faultSwitch(store);
-  const audit = (entry: Record<string, unknown>) => {
-    if (o.auditLog) appendFileSync(o.auditLog, `${JSON.stringify(entry)}\n`);
+  /** One audit event per request, written once its response is complete (or the client gone), with the audit API's MicroTime stamps. */
+  const audit = (res: ServerResponse, requestReceivedTimestamp: string, entry: Record<string, unknown>) => {
+    const file = o.auditLog;
+    if (!file) return;
+    let logged = false;
+    const log = () => {
+      if (logged) return;
+      logged = true;
+      appendFileSync(file, `${JSON.stringify({ ...entry, requestReceivedTimestamp, stageTimestamp: microTime(), responseStatus: { code: res.statusCode } })}\n`);
+    };
+    res.once('finish', log);
+    res.once('close', log);
   };
+
+  /** An object as the resource asked for shows it: a custom resource in the version asked (stored once), a budget with its status computed. */
+  const present = (r: Resource, x: Obj): Obj => (r.crd ? { ...x, apiVersion: apiVersionOf(r) } : r.plural === 'poddisruptionbudgets' ? { ...x, status: pdbStatus(store, x) } : x);
 
   const objectsOf = (t: Target, q: URLSearchParams): Obj[] => {
     const labels = labelMatcher(q.get('labelSelector') ?? undefined);
     const fields = fieldMatcher(q.get('fieldSelector') ?? undefined);
     return store
-      .list(t.r.plural, t.r.namespaced ? t.ns : undefined)
+      .list(storeKey(t.r), t.r.namespaced ? t.ns : undefined)
       .filter((x) => labels(x.metadata.labels) && fields(x))
-      .map((x) => (t.r.plural === 'poddisruptionbudgets' ? { ...x, status: pdbStatus(store, x) } : x));
+      .map((x) => present(t.r, x));
   };
 
   // apiserver_request_total as a real API server exports it: what clients asked, by verb and resource.
@@ -206,6 +180,7 @@ export function createApiServer(o: ApiOptions): Server {
   };
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const received = microTime();
     const url = new URL(req.url ?? '/', 'https://sandbox');
     const q = url.searchParams;
     const path = url.pathname.replace(/\/+$/, '') || '/';
@@ -220,42 +195,58 @@ export function createApiServer(o: ApiOptions): Server {
     if (!user) throw new ApiError(401, 'Unauthorized', 'Unauthorized');
     if (path === '/metrics') return sendMetrics(res);
 
-    // Discovery.
+    // Discovery, and what kube-aggregator answers for an unavailable group: logged as kube-apiserver's audit
+    // logs a request of a non-resource URL (verb get), so a client's whole conversation is in the log.
+    const agent = String(req.headers['user-agent'] ?? '');
+    if (path === '/api' || path === '/apis' || /^\/api\/v1$|^\/apis\/[^/]+(\/[^/]+)?$|^\/openapi\//.test(path) || unavailablePath(store, path)) {
+      audit(res, received, { user: user.name, userAgent: agent, verb: String(req.method).toLowerCase(), requestURI: req.url });
+    }
     const aggregated = accept.includes('as=APIGroupDiscoveryList');
     if (path === '/api') {
-      if (aggregated) return send(res, 200, { kind: 'APIGroupDiscoveryList', apiVersion: 'apidiscovery.k8s.io/v2', metadata: {}, items: [discoveryGroup('')] }, DISCOVERY_TYPE);
+      if (aggregated) return send(res, 200, aggregatedDiscovery(store, true), DISCOVERY_TYPE);
       return send(res, 200, { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: String(req.headers.host ?? '') }] });
     }
     if (path === '/apis') {
-      if (aggregated) return send(res, 200, { kind: 'APIGroupDiscoveryList', apiVersion: 'apidiscovery.k8s.io/v2', metadata: {}, items: GROUPS.map(discoveryGroup) }, DISCOVERY_TYPE);
-      return send(res, 200, { kind: 'APIGroupList', apiVersion: 'v1', groups: GROUPS.map(groupInfo) });
+      if (aggregated) return send(res, 200, aggregatedDiscovery(store, false), DISCOVERY_TYPE);
+      return send(res, 200, apiGroupList(store));
     }
-    if (path === '/api/v1') return send(res, 200, resourceList(''));
-    if (path === '/openapi/v3') return send(res, 200, openApiRoot());
-    const oa = /^\/openapi\/v3\/(api\/v1|apis\/[^/]+\/v1)$/.exec(path);
-    if (oa) return send(res, 200, openApiDoc(oa[1] === 'api/v1' ? '' : (oa[1] as string).split('/')[1] as string));
-    let m = /^\/apis\/([^/]+)(?:\/(v1))?$/.exec(path);
-    if (m && GROUPS.includes(m[1] as string)) {
-      return m[2] ? send(res, 200, resourceList(m[1] as string)) : send(res, 200, { kind: 'APIGroup', apiVersion: 'v1', ...groupInfo(m[1] as string) });
+    if (path === '/openapi/v3') return send(res, 200, openApiRoot(store));
+    const oa = /^\/openapi\/v3\/(?:api\/(v1)|apis\/([^/]+)\/([^/]+))$/.exec(path);
+    const doc = oa && openApiDoc(store, oa[2] ?? '', (oa[1] ?? oa[3]) as string);
+    if (doc) return send(res, 200, doc);
+    // kube-aggregator's proxy for an APIService that is not available: a plain-text 503 (client-go makes it
+    // "the server is currently unable to handle the request", reason ServiceUnavailable, the body its cause).
+    if (unavailablePath(store, path)) {
+      res.writeHead(503, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' });
+      res.end('service unavailable\n');
+      return;
     }
+    let m = /^\/apis\/([^/]+)$/.exec(path);
+    const groupDoc = m && apiGroup(store, m[1] as string);
+    if (groupDoc) return send(res, 200, groupDoc);
+    m = /^\/api\/(v1)$/.exec(path) ?? /^\/apis\/([^/]+\/[^/]+)$/.exec(path);
+    const list = m && apiResourceList(store, path.startsWith('/api/') ? '' : ((m[1] as string).split('/')[0] as string), (m[1] as string).split('/').pop() as string);
+    if (list) return send(res, 200, list);
 
-    m = /^\/api\/v1\/(.+)$/.exec(path) ?? /^\/apis\/([^/]+\/v1)\/(.+)$/.exec(path);
-    const [group, rest] = path.startsWith('/api/') ? ['', (m?.[1] ?? '') as string] : [(m?.[1] ?? '').replace(/\/v1$/, ''), (m?.[2] ?? '') as string];
-    const t = m ? parseTarget(group, 'v1', rest.split('/').map(decodeURIComponent)) : undefined;
+    m = /^\/api\/v1\/(.+)$/.exec(path) ?? /^\/apis\/([^/]+)\/([^/]+)\/(.+)$/.exec(path);
+    const [group, version, rest] = path.startsWith('/api/') ? ['', 'v1', (m?.[1] ?? '') as string] : [(m?.[1] ?? '') as string, (m?.[2] ?? '') as string, (m?.[3] ?? '') as string];
+    const t = m ? parseTarget(store, group, version, rest.split('/').map(decodeURIComponent)) : undefined;
     if (!t) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
     const { r } = t;
     const watching = q.get('watch') === 'true' || q.get('watch') === '1';
     const verb = { GET: t.name ? 'get' : watching ? 'watch' : 'list', POST: 'create', PUT: 'update', PATCH: 'patch', DELETE: t.name ? 'delete' : 'deletecollection' }[String(req.method)] ?? String(req.method).toLowerCase();
     // Logged before it is authorized (refused requests too); an eviction with its request object (an audit
     // policy's Request level): what it asked for, grace period included.
-    const agent = String(req.headers['user-agent'] ?? '');
     const evictionBody = t.sub === 'eviction' && req.method === 'POST' ? ((await readBody(req)) as Any | undefined) : undefined;
-    audit({ user: user.name, userAgent: agent, verb, requestURI: req.url, ...(evictionBody ? { requestObject: evictionBody } : {}) });
+    audit(res, received, { user: user.name, userAgent: agent, verb, requestURI: req.url, ...(evictionBody ? { requestObject: evictionBody } : {}) });
     // A namespace's own requests are in that namespace (a RoleBinding there may allow them), as kube-apiserver scopes them.
     const scope = t.ns ?? (r.plural === 'namespaces' ? t.name : undefined);
     authorize(store, user, { verb, group: r.group, resource: r.plural, ...(t.sub ? { subresource: t.sub } : {}), ...(scope ? { namespace: scope } : {}), ...(t.name ? { name: t.name } : {}) });
     count(req.method === 'GET' ? (t.name ? 'GET' : q.get('watch') === 'true' || q.get('watch') === '1' ? 'WATCH' : 'LIST') : String(req.method), r, t.sub, String(req.headers['user-agent'] ?? ''));
     const dryRun = q.get('dryRun') === 'All';
+    // An aggregated group's read-only resources (metrics) serve get and list alone.
+    if (r.verbs && !r.verbs.includes(verb)) throw new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource', { group: r.group, kind: r.plural });
+    const key = storeKey(r);
 
     if (r.namespaced && t.ns && !store.find('namespaces', undefined, t.ns) && req.method !== 'GET') {
       throw ApiError.notFound('namespaces', t.ns);
@@ -281,12 +272,14 @@ export function createApiServer(o: ApiOptions): Server {
         items = items.slice(start, limit > 0 ? start + limit : undefined);
         const next = limit > 0 && start + limit < total ? Buffer.from(JSON.stringify({ start: start + limit })).toString('base64') : undefined;
         const meta = { resourceVersion: store.resourceVersion, ...(next ? { continue: next, remainingItemCount: total - start - limit } : {}) };
-        const table = tableWanted(req, q);
-        if (table) return send(res, 200, toTable(r.plural, items, meta, table.includeObject));
+        const as = rendering(req, q, true);
+        if (as?.as === 'Table') return send(res, 200, toTable(printerOf(r), items, meta, as.includeObject));
+        if (as?.as === 'PartialObjectMetadata') return send(res, 200, { kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1', metadata: meta, items: items.map(partial) });
         return send(res, 200, { kind: listKind(r), apiVersion: apiVersionOf(r), metadata: meta, items });
       }
       if (req.method === 'POST') {
         const body = (await readBody(req)) as Obj | undefined;
+        if (r.crd?.terminating) throw terminatingCreate(r);
         const obj = validate(store, r, withDefaults(r, body, t.ns), t.ns);
         // The token controller fills a ServiceAccount's token Secret (not on a dry run): valid while the Secret and its account are.
         if (r.plural === 'secrets' && obj.type === 'kubernetes.io/service-account-token' && !dryRun) {
@@ -298,10 +291,10 @@ export function createApiServer(o: ApiOptions): Server {
           }
         }
         if (dryRun) return send(res, 201, { ...obj, metadata: { ...obj.metadata, uid: obj.metadata.uid ?? '', creationTimestamp: new Date().toISOString() } });
-        return send(res, 201, store.create(r.plural, obj, r.group));
+        return send(res, 201, present(r, store.create(key, obj, r.group)));
       }
       if (req.method === 'DELETE') {
-        const gone = objectsOf(t, q).map((x) => store.delete(r.plural, x.metadata.namespace, x.metadata.name, r.group));
+        const gone = objectsOf(t, q).map((x) => present(r, store.delete(key, x.metadata.namespace, x.metadata.name, r.group, deletion(r))));
         return send(res, 200, { kind: listKind(r), apiVersion: apiVersionOf(r), metadata: { resourceVersion: store.resourceVersion }, items: gone });
       }
       throw new ApiError(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`);
@@ -340,23 +333,25 @@ export function createApiServer(o: ApiOptions): Server {
     }
     if (t.sub && !r.subresources?.some((s) => s.name === t.sub)) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
     if (req.method === 'GET') {
-      let obj = store.get(r.plural, t.ns, name, r.group);
-      if (r.plural === 'poddisruptionbudgets') obj = { ...obj, status: pdbStatus(store, obj) };
-      const table = tableWanted(req, q);
-      if (table) return send(res, 200, toTable(r.plural, [obj], { resourceVersion: obj.metadata.resourceVersion }, table.includeObject));
+      const obj = present(r, store.get(key, t.ns, name, r.group));
+      const as = rendering(req, q, false);
+      if (as?.as === 'Table') return send(res, 200, toTable(printerOf(r), [obj], { resourceVersion: obj.metadata.resourceVersion }, as.includeObject));
+      if (as?.as === 'PartialObjectMetadata') return send(res, 200, partial(obj));
       return send(res, 200, obj);
     }
     if (req.method === 'PUT' || req.method === 'PATCH') {
       const body = await readBody(req);
       // Read after the body: from here on nothing awaits, so no other write comes between read and update.
-      const cur = store.get(r.plural, t.ns, name, r.group);
+      const cur = store.get(key, t.ns, name, r.group);
       let next: Obj;
       if (req.method === 'PUT') next = body as Obj;
       else {
         const type = String(req.headers['content-type'] ?? '').split(';')[0];
         if (type === 'application/json-patch+json') next = jsonPatch(cur, body) as Obj;
         else if (type === 'application/merge-patch+json') next = mergePatch(cur, body) as Obj;
-        else if (type === 'application/strategic-merge-patch+json') next = strategicMergePatch(cur, body) as Obj;
+        else if (type === 'application/strategic-merge-patch+json' && !r.crd) next = strategicMergePatch(cur, body) as Obj;
+        // Custom resources have no Go types to merge strategically by: the crdHandler offers JSON, merge and apply patches.
+        else if (r.crd) throw new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml`);
         else throw new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json`);
         // A patch does not carry the version it was made from unless it says so.
         if (!(body as Any)?.metadata?.resourceVersion) next.metadata.resourceVersion = cur.metadata.resourceVersion;
@@ -369,7 +364,7 @@ export function createApiServer(o: ApiOptions): Server {
       else if (r.subresources?.some((s) => s.name === 'status') && r.plural !== 'namespaces') next = { ...next, ...(cur.status !== undefined ? { status: cur.status } : {}) };
       const valid = validate(store, r, { ...next, apiVersion: apiVersionOf(r), kind: r.kind }, t.ns);
       if (dryRun) return send(res, 200, valid);
-      return send(res, 200, store.update(r.plural, valid, r.group));
+      return send(res, 200, present(r, store.update(key, valid, r.group)));
     }
     if (req.method === 'DELETE') {
       const body = ((await readBody(req)) ?? {}) as Any;
@@ -378,9 +373,10 @@ export function createApiServer(o: ApiOptions): Server {
         ...(grace !== undefined && grace !== null ? { gracePeriodSeconds: Number(grace) } : {}),
         ...(body.preconditions?.uid ? { uid: body.preconditions.uid } : {}),
         ...(body.preconditions?.resourceVersion ? { resourceVersion: body.preconditions.resourceVersion } : {}),
+        ...deletion(r),
       };
-      if (dryRun || (body.dryRun ?? []).includes('All')) return send(res, 200, store.get(r.plural, t.ns, name, r.group));
-      return send(res, 200, store.delete(r.plural, t.ns, name, r.group, opts));
+      if (dryRun || (body.dryRun ?? []).includes('All')) return send(res, 200, present(r, store.get(key, t.ns, name, r.group)));
+      return send(res, 200, present(r, store.delete(key, t.ns, name, r.group, opts)));
     }
     throw new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
   }
@@ -409,7 +405,7 @@ export function createApiServer(o: ApiOptions): Server {
   function watch(req: IncomingMessage, res: ServerResponse, t: Target, q: URLSearchParams): void {
     const labels = labelMatcher(q.get('labelSelector') ?? undefined);
     const fields = fieldMatcher(q.get('fieldSelector') ?? undefined);
-    const table = tableWanted(req, q);
+    const as = rendering(req, q, false);
     const rv = q.get('resourceVersion');
     // sendInitialEvents, true or false, needs both (apimachinery's ValidateListOptions); false: no initial events.
     const sendInitialEvents = q.get('sendInitialEvents');
@@ -421,9 +417,10 @@ export function createApiServer(o: ApiOptions): Server {
       ];
       if (errors.length) throw invalidOptions(errors);
     }
-    const inScope = (e: WatchEvent) => e.resource === t.r.plural && (!t.r.namespaced || !t.ns || e.object.metadata.namespace === t.ns);
+    const key = storeKey(t.r);
+    const inScope = (e: WatchEvent) => e.resource === key && (!t.r.namespaced || !t.ns || e.object.metadata.namespace === t.ns);
     const matches = (o: Obj | undefined) => o !== undefined && labels(o.metadata.labels) && fields(o);
-    const backlog = sendInitialEvents === 'false' ? (rv ? store.since(Number(rv)) : []) : initialEvents || !rv || rv === '0' ? store.list(t.r.plural, t.r.namespaced ? t.ns : undefined).map((object) => ({ type: 'ADDED' as const, resource: t.r.plural, object })) : store.since(Number(rv));
+    const backlog = sendInitialEvents === 'false' ? (rv ? store.since(Number(rv)) : []) : initialEvents || !rv || rv === '0' ? store.list(key, t.r.namespaced ? t.ns : undefined).map((object) => ({ type: 'ADDED' as const, resource: key, object })) : store.since(Number(rv));
     res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache, private' });
     // Now, not with the first event: a client waits for the headers (kubectl wait on a quiet object would hang).
     res.flushHeaders();
@@ -439,15 +436,16 @@ export function createApiServer(o: ApiOptions): Server {
       const before = e.type === 'MODIFIED' && e.old ? matches(e.old) : now;
       const type = now && !before ? 'ADDED' : !now && before ? 'DELETED' : now ? e.type : undefined;
       if (!type) return;
-      const object = table ? toTable(t.r.plural, [e.object], { resourceVersion: e.object.metadata.resourceVersion }, table.includeObject, first) : e.object;
+      const obj = present(t.r, e.object);
+      const object = as?.as === 'Table' ? toTable(printerOf(t.r), [obj], { resourceVersion: obj.metadata.resourceVersion }, as.includeObject, first) : as?.as === 'PartialObjectMetadata' ? partial(obj) : obj;
       first = false;
       res.write(`${JSON.stringify({ type, object })}\n`);
     };
     backlog.forEach(write);
     if (initialEvents) {
-      const apiVersion = t.r.group ? `${t.r.group}/${t.r.version}` : t.r.version;
       const metadata = { resourceVersion: store.resourceVersion, annotations: { 'k8s.io/initial-events-end': 'true' } };
-      res.write(`${JSON.stringify({ type: 'BOOKMARK', object: { kind: t.r.kind, apiVersion, metadata } })}\n`);
+      const kind = as?.as === 'PartialObjectMetadata' ? { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1' } : { kind: t.r.kind, apiVersion: apiVersionOf(t.r) };
+      res.write(`${JSON.stringify({ type: 'BOOKMARK', object: { ...kind, metadata } })}\n`);
     }
     const stop = store.watch(write);
     const timeout = Number(q.get('timeoutSeconds') ?? 1800);

@@ -1,7 +1,9 @@
 /**
  * The sandbox API's object store: every object by resource, namespace and name, one
- * resourceVersion counter for all (as etcd's revision), written through to a JSON
- * file so the objects survive a restart of the API. Metadata behaves as a real API
+ * resourceVersion counter for all (as etcd's revision), saved to a JSON file so the
+ * objects survive a restart of the API. Objects are kept by resource: a built-in's
+ * plural, or a custom resource's PLURAL.GROUP (resources.ts storeKey), whose errors
+ * name the plural and group as the real server's. Metadata behaves as a real API
  * server's: uid, resourceVersion, generation (bumped when the spec changes),
  * creationTimestamp, and deletion with finalizers (deletionTimestamp set, the object
  * kept until the last finalizer goes).
@@ -46,8 +48,18 @@ export interface WatchEvent {
 }
 
 const key = (resource: string, ns: string | undefined, name: string) => `${resource}/${ns ?? ''}/${name}`;
+/** The plural an error names: a custom resource's key is PLURAL.GROUP, the group named on its own. */
+const pluralOf = (resource: string) => resource.split('.')[0] as string;
 /** A metav1.Time: RFC 3339 in whole seconds, as the API server writes timestamps. */
 export const rfc3339 = (ms = Date.now()): string => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
+/** A metav1.MicroTime (an audit event's timestamps): RFC 3339 with microseconds. */
+export function microTime(): string {
+  const t = performance.timeOrigin + performance.now();
+  const ms = Math.floor(t);
+  return new Date(ms).toISOString().replace(/Z$/, `${String(Math.floor((t - ms) * 1000)).padStart(3, '0')}Z`);
+}
+/** How long writes gather before the file is written (saving is O(objects): once per write made seeding quadratic). */
+const SAVE_DELAY_MS = 100;
 const now = () => rfc3339();
 const clone = <T>(x: T): T => structuredClone(x);
 /** apimachinery's rand.String: 5 characters without vowels or look-alikes. */
@@ -75,9 +87,24 @@ export class Store {
     return String(this.rv);
   }
 
-  /** Write-through, atomically: a crash leaves the last whole state. */
+  private saving?: NodeJS.Timeout;
+
+  /**
+   * Marks the store changed: the file is written once the writes of the next
+   * SAVE_DELAY_MS are in, atomically, so it always holds a whole state; a crash loses
+   * at most that interval's writes (a stop flushes first).
+   */
   private save(): void {
-    if (!this.file) return;
+    if (!this.file || this.saving) return;
+    this.saving = setTimeout(() => this.flush(), SAVE_DELAY_MS);
+    this.saving.unref();
+  }
+
+  /** Writes the file now if anything changed since it was last written. */
+  flush(): void {
+    if (!this.file || !this.saving) return;
+    clearTimeout(this.saving);
+    this.saving = undefined;
     const tmp = `${this.file}.tmp`;
     writeFileSync(tmp, JSON.stringify({ rv: this.rv, objects: [...this.objects.values()] }), { mode: 0o600 });
     renameSync(tmp, this.file);
@@ -118,7 +145,7 @@ export class Store {
 
   get(resource: string, ns: string | undefined, name: string, group: string): Obj {
     const o = this.find(resource, ns, name);
-    if (!o) throw ApiError.notFound(resource, name, group);
+    if (!o) throw ApiError.notFound(pluralOf(resource), name, group);
     return o;
   }
 
@@ -132,7 +159,7 @@ export class Store {
     const m = obj.metadata;
     if (!m.name && m.generateName) m.name = generatedName(m.generateName);
     for (const plugin of this.admission) plugin(resource, obj);
-    if (this.objects.has(key(resource, m.namespace, m.name))) throw ApiError.alreadyExists(resource, m.name, group);
+    if (this.objects.has(key(resource, m.namespace, m.name))) throw ApiError.alreadyExists(pluralOf(resource), m.name, group);
     this.rv++;
     const stored: Obj = {
       ...obj,
@@ -160,9 +187,9 @@ export class Store {
   update(resource: string, obj: Obj, group: string): Obj {
     const m = obj.metadata;
     const cur = this.objects.get(key(resource, m.namespace, m.name));
-    if (!cur) throw ApiError.notFound(resource, m.name, group);
+    if (!cur) throw ApiError.notFound(pluralOf(resource), m.name, group);
     if (m.resourceVersion && m.resourceVersion !== cur.obj.metadata.resourceVersion) {
-      throw ApiError.conflict(resource, m.name, group, 'the object has been modified; please apply your changes to the latest version and try again');
+      throw ApiError.conflict(pluralOf(resource), m.name, group, 'the object has been modified; please apply your changes to the latest version and try again');
     }
     const old = cur.obj;
     const specChanged = JSON.stringify(obj.spec) !== JSON.stringify(old.spec);
@@ -215,21 +242,24 @@ export class Store {
    * Deletes an object: at once when nothing holds it; otherwise it is marked
    * (deletionTimestamp) and stays, Terminating, until its finalizers are gone (and, for
    * a pod bound to a node with a grace period, until its kubelet finishes the delete).
+   * `mark`: what the resource's own Delete does to an object it starts deleting (a
+   * CRD's finalizer and condition), before it is judged held.
    */
-  delete(resource: string, ns: string | undefined, name: string, group: string, opts: { gracePeriodSeconds?: number; uid?: string; resourceVersion?: string } = {}): Obj {
+  delete(resource: string, ns: string | undefined, name: string, group: string, opts: { gracePeriodSeconds?: number; uid?: string; resourceVersion?: string; mark?: (o: Obj) => Obj } = {}): Obj {
     const cur = this.objects.get(key(resource, ns, name));
-    if (!cur) throw ApiError.notFound(resource, name, group);
+    if (!cur) throw ApiError.notFound(pluralOf(resource), name, group);
     const o = cur.obj;
-    if (opts.uid && opts.uid !== o.metadata.uid) throw ApiError.conflict(resource, name, group, `Precondition failed: UID in precondition: ${opts.uid}, UID in object meta: ${o.metadata.uid}`);
+    if (opts.uid && opts.uid !== o.metadata.uid) throw ApiError.conflict(pluralOf(resource), name, group, `Precondition failed: UID in precondition: ${opts.uid}, UID in object meta: ${o.metadata.uid}`);
     if (opts.resourceVersion && opts.resourceVersion !== o.metadata.resourceVersion) {
-      throw ApiError.conflict(resource, name, group, `Precondition failed: ResourceVersion in precondition: ${opts.resourceVersion}, ResourceVersion in meta: ${o.metadata.resourceVersion}`);
+      throw ApiError.conflict(pluralOf(resource), name, group, `Precondition failed: ResourceVersion in precondition: ${opts.resourceVersion}, ResourceVersion in meta: ${o.metadata.resourceVersion}`);
     }
     // The pod strategy's CheckGracefulDelete: a pod no kubelet runs (never scheduled, or finished) goes at once.
     const podSpec = o.spec as { terminationGracePeriodSeconds?: number; nodeName?: string } | undefined;
     const finished = ['Succeeded', 'Failed'].includes((o.status as { phase?: string } | undefined)?.phase ?? '');
     const grace = resource !== 'pods' || finished || !podSpec?.nodeName ? 0 : (opts.gracePeriodSeconds ?? podSpec.terminationGracePeriodSeconds ?? 30);
-    const marked = { ...o, metadata: { ...o.metadata } };
+    let marked = { ...o, metadata: { ...o.metadata } };
     if (resource === 'pods') marked.metadata.deletionGracePeriodSeconds = grace;
+    if (opts.mark && !o.metadata.deletionTimestamp) marked = opts.mark(marked);
     if (!this.held(resource, marked)) {
       this.rv++;
       this.objects.delete(key(resource, ns, name));

@@ -1,7 +1,8 @@
 /**
  * Server-side Tables (`Accept: …;as=Table;g=meta.k8s.io`): kubectl prints its columns
  * from the server's answer, so these are the real API server's printers for Nodes,
- * Pods and Namespaces (kubernetes/pkg/printers/internalversion), ages included.
+ * Pods and Namespaces (kubernetes/pkg/printers/internalversion), ages included, and
+ * apiextensions-apiserver's for custom resources (their additionalPrinterColumns).
  */
 import type { Obj } from './store.js';
 
@@ -124,9 +125,52 @@ const TABLES: Record<string, { columns: Column[]; row: (o: Obj) => unknown[] }> 
 
 const DEFAULT = { columns: [NAME, AGE], row: (o: Obj) => [o.metadata.name, age(o)] };
 
-/** A Table of the objects, each row carrying the object's metadata (includeObject=Metadata, the default). */
-export function toTable(resource: string, objects: Obj[], list: { resourceVersion: string; continue?: string }, includeObject = 'Metadata', withColumns = true): Record<string, unknown> {
-  const t = TABLES[resource] ?? DEFAULT;
+export interface Printer {
+  columns: Column[];
+  row: (o: Obj) => unknown[];
+}
+
+/** A CRD version's additionalPrinterColumns (an array of them). */
+export type PrinterColumns = { name: string; type: string; format?: string; description?: string; priority?: number; jsonPath: string }[];
+
+/** The value at a simple JSONPath (`.spec.replicas`, `.status.conditions[0].type`), as the CRD printer allows only those. */
+function at(o: unknown, path: string): unknown {
+  let cur = o;
+  for (const seg of path.replace(/^\./, '').split(/\.|(?=\[)/).filter(Boolean)) {
+    const i = /^\[(\d+)\]$/.exec(seg);
+    cur = cur === null || typeof cur !== 'object' ? undefined : i ? (cur as unknown[])[Number(i[1])] : (cur as Any)[seg];
+  }
+  return cur;
+}
+
+/**
+ * apiextensions' table convertor: NAME, then each column (without any, its logical
+ * default: Age, a date of .metadata.creationTimestamp); a date shown as an age, a
+ * string as printed, other types as JSON values, a missing value as null.
+ */
+export function customResourcePrinter(printerColumns: PrinterColumns): Printer {
+  const cols = printerColumns.length ? printerColumns : [{ name: 'Age', type: 'date', description: AGE.description, jsonPath: '.metadata.creationTimestamp' }];
+  return {
+    columns: [NAME, ...cols.map((c) => col(c.name, c.type, c.description || `Custom resource definition column (in JSONPath format): ${c.jsonPath}`, c.priority ?? 0, c.format ?? ''))],
+    row: (o) => [
+      o.metadata.name,
+      ...cols.map((c) => {
+        const v = at(o, c.jsonPath);
+        if (v === undefined || v === null) return null;
+        if (c.type === 'date') return typeof v === 'string' ? (Number.isNaN(Date.parse(v)) ? '<invalid>' : humanDuration(Date.now() - Date.parse(v))) : null;
+        if (c.type === 'string') return typeof v === 'string' ? v : JSON.stringify(v);
+        if (c.type === 'integer') return typeof v === 'number' ? Math.trunc(v) : null;
+        if (c.type === 'number') return typeof v === 'number' ? v : null;
+        if (c.type === 'boolean') return typeof v === 'boolean' ? v : null;
+        return null;
+      }),
+    ],
+  };
+}
+
+/** A Table of the objects (by the resource's printer, or the one given), each row carrying the object's metadata (includeObject=Metadata, the default). */
+export function toTable(printer: string | Printer, objects: Obj[], list: { resourceVersion: string; continue?: string }, includeObject = 'Metadata', withColumns = true): Record<string, unknown> {
+  const t = typeof printer === 'string' ? (TABLES[printer] ?? DEFAULT) : printer;
   return {
     kind: 'Table',
     apiVersion: 'meta.k8s.io/v1',

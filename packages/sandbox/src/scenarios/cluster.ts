@@ -24,7 +24,7 @@ import { copyFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ApiClient } from '../api/client.js';
 import { apiDir, startApi, stopApi } from '../api/control.js';
-import { rfc3339 } from '../api/store.js';
+import { FAULTS } from '../api/behaviour.js';
 import { nodeExec, waitFor } from '../node.js';
 import type { SandboxNode, SandboxState } from '../types.js';
 import type { ScenarioName } from './catalog.js';
@@ -197,10 +197,14 @@ async function stuckTerminating(p: ClusterPlan, first: SandboxNode, last: Sandbo
   await pod('sensor-agent-4kq9t', 'default', last.name);
   await api.must('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'retired' } });
   await pod('exporter-7xk2m', 'retired', first.name, ['example.com/drain-queue']);
+  // metrics-server installed but not answering: the fault switch fails its APIService's discovery check (FailedDiscoveryCheck).
+  const faults = { apiServiceUnavailable: 'v1beta1.metrics.k8s.io' };
+  if ((await api.request('PATCH', `/api/v1/namespaces/kube-system/configmaps/${FAULTS}`, { data: faults }, MERGE)).code === 404) {
+    await api.must('POST', '/api/v1/namespaces/kube-system/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: FAULTS, namespace: 'kube-system' }, data: faults });
+  }
   await api.must('POST', '/apis/apiregistration.k8s.io/v1/apiservices', {
     apiVersion: 'apiregistration.k8s.io/v1', kind: 'APIService', metadata: { name: 'v1beta1.metrics.k8s.io' },
     spec: { group: 'metrics.k8s.io', version: 'v1beta1', service: { namespace: 'kube-system', name: 'metrics-server', port: 443 }, groupPriorityMinimum: 100, versionPriority: 100, insecureSkipTLSVerify: true },
-    status: { conditions: [{ type: 'Available', status: 'False', reason: 'ServiceNotFound', message: 'service/metrics-server in "kube-system" is not present', lastTransitionTime: rfc3339() }] },
   });
   await allRunning(api);
   // The last worker's kubelet stops (its node goes NotReady after the grace period); then the deletes.
