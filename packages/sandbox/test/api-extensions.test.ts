@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -139,7 +139,10 @@ describe('the sandbox API process: custom resources, metadata-only lists, APISer
     writeFileSync(p('kubeconfig'), `apiVersion: v1\nkind: Config\nclusters:\n- cluster: {certificate-authority-data: ${ca}, server: 'https://127.0.0.1:${port}'}\n  name: t\ncontexts:\n- context: {cluster: t, user: admin}\n  name: t\ncurrent-context: t\nusers:\n- name: admin\n  user: {token: ${token}}\n`);
     await start();
   });
-  afterAll(stop);
+  afterAll(async () => {
+    await stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
 
   it('a CRD created with kubectl is Established; kubectl api-resources lists its resource; kubectl gets, patches and deletes its objects', async () => {
     expect(apply('widgets', crd('widgets', 'Widget', ', shortNames: [wd]')).out.trim()).toBe('customresourcedefinition.apiextensions.k8s.io/widgets.example.com created');
