@@ -1,5 +1,5 @@
 // Writes playbooks/playbook.schema.json (for editors) from the built-in steps' schemas.
-// Run after `npm run build`; test/playbook-schema.test.ts fails when it is out of date.
+// Run after `npm run build`; src/playbook/playbook-schema.test.ts fails when it is out of date.
 import { writeFileSync } from 'node:fs';
 import { STEPS } from '../dist/steps/index.js';
 import { playbookJsonSchema } from '../dist/playbook/index.js';

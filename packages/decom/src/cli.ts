@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+/** The `decom` command: its subcommands (verify, run, audit, audit-report, journal, sandbox) and their flags; each one's work is imported only when it runs. */
 import { Command, Option } from '@commander-js/extra-typings';
 import { exitOnError } from './util/errors.js';
 import { EXIT } from './util/exit-codes.js';

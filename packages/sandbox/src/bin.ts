@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+/** The `decom-sandbox` command (also run as `decom sandbox`): its subcommands and their flags. */
 import { Argument, Command, Option } from '@commander-js/extra-typings';
 import { exitOnError } from 'decom/errors';
 import { EXIT } from 'decom/exit-codes';

@@ -1,3 +1,4 @@
+/** What each `decom-sandbox` subcommand does: up, down, status, api, scenarios, ssh, image and versions. */
 import { spawnSync } from 'node:child_process';
 import { files, stateDir } from './layout.js';
 import { SCENARIOS } from './scenarios/catalog.js';

@@ -1,3 +1,4 @@
+/** The sandbox's etcd (`up --etcd`): a real etcd cluster started on its etcd nodes. */
 import type { SandboxNode, SandboxState } from './types.js';
 import { runNodeScript } from './scenarios/index.js';
 

@@ -1,3 +1,4 @@
+/** The container images the sandbox's nodes run: static busybox and a pause image over one layer, built locally into one tar. */
 import { createHash } from 'node:crypto';
 import { copyFileSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, closeSync, rmSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';

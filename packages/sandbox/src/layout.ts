@@ -1,3 +1,4 @@
+/** Where the sandbox keeps its state, and the names and addresses of the host objects it owns (bridge, links, subnet, cgroup). */
 import { join } from 'node:path';
 import { inputError } from 'decom/errors';
 

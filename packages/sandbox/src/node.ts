@@ -1,3 +1,4 @@
+/** One sandbox node: booted in its own namespaces and cgroups with its containerd config, commands run inside it, and stopped. */
 import { spawn } from 'node:child_process';
 import { chmodSync, closeSync, constants, existsSync, mkdirSync, openSync, readFileSync, readdirSync, writeFileSync, writeSync } from 'node:fs';
 import { createConnection } from 'node:net';

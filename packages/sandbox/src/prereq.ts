@@ -1,3 +1,4 @@
+/** What the sandbox needs before it starts: root, and the programs it runs, each named with the Debian package that ships it. */
 import { accessSync, constants } from 'node:fs';
 import { inputError } from 'decom/errors';
 

@@ -1,3 +1,4 @@
+/** `decom-sandbox up`, `down` and `status`: a fleet of nodes brought up with its inventory (and API, etcd, scenarios as asked), and torn down to nothing. */
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, rmdirSync, writeFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { stringify } from 'yaml';

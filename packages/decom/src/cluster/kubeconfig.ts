@@ -1,3 +1,7 @@
+/**
+ * Reaching the Kubernetes API as kubectl does: which kubeconfig and context (--kubeconfig, the
+ * inventory's decom_kubeconfig, $KUBECONFIG, ~/.kube/config, a pod's service account), and the clients made from it.
+ */
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';

@@ -1,5 +1,6 @@
 /**
- * Selective, atomic removal of Kubernetes' iptables chains and rules (DESIGN §3 B.10):
+ * Selective, atomic removal of Kubernetes' iptables chains and rules
+ * (docs/design.md#b10-firewall-rules):
  * `iptables-restore --noflush` input that, per table, in one transaction, deletes
  * the rules of other chains that mention Kubernetes (jumps into its chains, its
  * comments), then flushes and deletes Kubernetes' chains. Everything else stays as

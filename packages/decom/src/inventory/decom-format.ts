@@ -1,3 +1,4 @@
+/** decom's own inventory format (`apiVersion: decom/v1`): its schema, that schema as JSON Schema, and a file of it read into an Inventory. */
 import type { Node } from 'yaml';
 import * as z from 'zod';
 import { buildSshTarget, type ConnectionInputs } from './connection.js';

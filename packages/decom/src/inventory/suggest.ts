@@ -1,3 +1,5 @@
+/** "Did you mean": the known names nearest to a mistyped host, group, playbook, step or field name. */
+
 /** Up to `max` names closest to a mistyped one, closest first; case differences count as nothing. */
 export function nearestNames(wanted: string, names: Iterable<string>, max = 3): string[] {
   const w = wanted.toLowerCase();

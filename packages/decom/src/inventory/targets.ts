@@ -1,3 +1,4 @@
+/** Which hosts of an inventory a command acts on: its targets and --limit resolved to hosts, by exact names only. */
 import { inputError } from '../util/errors.js';
 import { nearestNames } from './suggest.js';
 import type { Host, Inventory } from './types.js';

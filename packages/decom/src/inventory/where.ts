@@ -1,3 +1,4 @@
+/** Where a value was written in an inventory file (file:line:col and its field name), and the errors that point there. */
 import { inputError, type UserError } from '../util/errors.js';
 
 /** A place in a file, 1-based, as editors show it. */

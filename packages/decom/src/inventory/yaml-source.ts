@@ -1,3 +1,7 @@
+/**
+ * YAML files read with their positions: parsed as Ansible (YAML 1.1, !vault, !unsafe) or decom (YAML 1.2)
+ * reads them, values and variables taken from them, and where each node was written, for errors.
+ */
 import {
   isAlias,
   isMap,

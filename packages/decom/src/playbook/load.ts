@@ -1,3 +1,4 @@
+/** Loading a playbook: a shipped name or a path resolved, its YAML checked against the schema and the step catalogue, every error as FILE:LINE:COL and the field. */
 import { readdir } from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -1,3 +1,4 @@
+/** The playbook file's format (decom/v1, kind Playbook) as zod schemas, and as one JSON Schema for editors. */
 import { z } from 'zod';
 import { SUPPORTED_CONDITIONS } from './when.js';
 import type { StepCatalogue } from './types.js';

@@ -1,3 +1,5 @@
+/** --tags and --skip-tags: which steps of a playbook run, by Ansible's tag rules. */
+
 /** What --tags / --skip-tags asked for; each entry may hold several tags separated by commas. */
 export interface TagSelection {
   tags?: readonly string[];

@@ -1,3 +1,4 @@
+/** What a playbook is once loaded (its built-in and shell steps, with tags, conditions and positions), and the catalogue of built-in steps. */
 import type { z } from 'zod';
 import type { Condition } from './when.js';
 

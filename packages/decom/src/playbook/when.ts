@@ -1,3 +1,4 @@
+/** Playbook `when:` conditions: the subset of Ansible's syntax decom parses when a playbook loads, and their evaluation on a host's variables. */
 import { VaultEncrypted } from '../inventory/yaml-source.js';
 import { describeValue } from '../inventory/where.js';
 import { inputError } from '../util/errors.js';

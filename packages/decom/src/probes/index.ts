@@ -1,3 +1,4 @@
+/** Probing a node: the probe script run in one exec over the host's transport, and its output parsed into a NodeState. */
 import { randomBytes } from 'node:crypto';
 import type { Transport } from '../transport/types.js';
 import { TransportError } from '../transport/types.js';

@@ -1,3 +1,4 @@
+/** The types of what a probe sees on a node: NodeState and its views, with no judgement in them. */
 import type { InstallKind, StatePathKind } from './script.js';
 import type { ContainerdPaths } from '../cri/containerd-config.js';
 

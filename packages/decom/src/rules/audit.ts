@@ -61,7 +61,7 @@ export interface ClusterView {
   refused?: Partial<Record<ApiList, string>>;
 }
 
-/** The audit's stable vocabulary of finding kinds (documented in the README, beside verify's). */
+/** The audit's stable vocabulary of finding kinds (documented in docs/findings.md, beside verify's). */
 export const AUDIT_KINDS = [
   'phantom-pod',
   'orphan-pod-dir',

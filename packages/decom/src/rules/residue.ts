@@ -8,7 +8,7 @@ import type { KubeCgroup, NodeState, Proc } from '../probes/state.js';
 import { CA_BUNDLE, NFT_TABLES, criState, k8sBundles, stateDirs, type StatePathKind } from '../probes/script.js';
 import { hostOf } from '../inventory/identity.js';
 
-/** The stable vocabulary of finding kinds (documented in the README). */
+/** The stable vocabulary of finding kinds (documented in docs/findings.md). */
 export const KINDS = [
   'static-pod-manifest',
   'kubelet-process',

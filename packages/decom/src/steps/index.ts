@@ -1,8 +1,9 @@
 /**
- * The built-in steps, by the name playbooks use. The reset order (DESIGN §3 B) is
- * playbooks/reset.yaml's, the decommission's (cluster side around it)
- * playbooks/decommission.yaml's; each step only plans from what the probe shows, so any
- * order a user writes is safe, if not always effective.
+ * The built-in steps, by the name playbooks use. The reset order
+ * (docs/design.md#the-order-of-a-reset) is playbooks/reset.yaml's, the
+ * decommission's (cluster side around it) playbooks/decommission.yaml's; each step
+ * only plans from what the probe shows, so any order a user writes is safe, if not
+ * always effective.
  */
 import { z } from 'zod';
 import type { Step } from '../engine/step.js';

@@ -1,3 +1,4 @@
+/** The command an exec runs on a node (`/bin/sh -c` under `timeout`, optionally under sudo) and how its result is read; shared by the SSH and local transports. */
 import { constants } from 'node:os';
 import { shQuote } from '../util/run.js';
 import { TransportError, type ExecResult } from './types.js';

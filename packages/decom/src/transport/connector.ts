@@ -1,3 +1,4 @@
+/** How a command connects to its hosts: over SSH (the first wave's sockets dialed early), or on this machine with --connection local. */
 import { dial, type Dialed } from './dial.js';
 import type { SshTarget, Transport } from './types.js';
 

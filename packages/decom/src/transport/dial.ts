@@ -1,3 +1,4 @@
+/** TCP connections to nodes, opened before the SSH library loads. */
 import { Socket } from 'node:net';
 
 /**

@@ -1,3 +1,4 @@
+/** OpenSSH known_hosts files: read, a server's host key checked against them, and new keys recorded. */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { appendFileSync, closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync } from 'node:fs';
 import { dirname } from 'node:path';

@@ -1,3 +1,4 @@
+/** The local transport (--connection local): scripts run on this machine, or chrooted into the host root a pod mounts, as the SSH transport runs them. */
 import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import { Duplex } from 'node:stream';

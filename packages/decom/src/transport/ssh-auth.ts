@@ -1,3 +1,4 @@
+/** SSH authentication: the keys decom offers (the inventory's key file, the ssh-agent, the default keys) and the ssh2 auth handler that tries them. */
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';

@@ -1,3 +1,4 @@
+/** Opening one SSH hop (a jump host or the node): its host key checked against known_hosts, then authentication; and ProxyJump forwarding between hops. */
 import type { Duplex } from 'node:stream';
 import { Client, type KexAlgorithm, type ServerHostKeyAlgorithm } from 'ssh2';
 import {

@@ -1,3 +1,4 @@
+/** The SSH transport: one connection per node (through its ProxyJump hosts), shared by every exec of a run, with sudo and a limit on open channels. */
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';

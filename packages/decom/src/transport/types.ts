@@ -1,3 +1,4 @@
+/** The transports' shared types: what exec takes and returns, Transport, TransportError and SshTarget. */
 import type { Duplex } from 'node:stream';
 /**
  * How decom reaches a node. One Transport per host, one connection reused for every

@@ -1,3 +1,4 @@
+/** Errors a user can act on (UserError, inputError), and how a command line reports an error and exits. */
 import { EXIT } from './exit-codes.js';
 
 /**

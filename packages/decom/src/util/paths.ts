@@ -1,3 +1,4 @@
+/** Paths as a user writes them: `~` expanded to the home directory. */
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 

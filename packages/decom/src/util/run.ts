@@ -1,3 +1,4 @@
+/** Running programs on this machine without a shell, and quoting for POSIX sh (shQuote, here-documents). */
 import { spawn } from 'node:child_process';
 
 export interface RunResult {

@@ -1,3 +1,4 @@
+/** `decom verify`'s command: the inventory read, the targets resolved, the API asked when a kubeconfig is found, the hosts verified and the report printed. */
 import { etcdGroupOf, loadInventory, resolveTargets, type Host } from '../inventory/index.js';
 import { connector } from '../transport/connector.js';
 import { apiSource, kubeconfigFiles, operatorIdentity } from '../cluster/kubeconfig.js';

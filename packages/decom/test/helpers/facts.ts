@@ -1,10 +1,10 @@
-import { join } from 'node:path';
-import { ROOT, ssh } from './sandbox.js';
-
 /**
  * Kernel and runtime views of one node, gathered in one SSH round trip: the
  * evidence the scenario tests assert on. Each section is raw command output.
  */
+import { join } from 'node:path';
+import { ROOT, ssh } from './sandbox.js';
+
 // ctr is asked only while containerd runs: without it, ctr waits out its timeout and can list nothing.
 const SECTIONS = {
   listen: 'ss -Hltnp',

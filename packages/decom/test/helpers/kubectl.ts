@@ -1,3 +1,6 @@
+// Real kubectl against the sandbox API for the tests (its kubeconfig as `up` writes it, the
+// tests' own kubectl and the machine image's), and the pods whose containers are on a node,
+// read over SSH with ctr.
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { CLI, ssh, STATE_DIR } from './sandbox.js';

@@ -1,3 +1,5 @@
+// A network namespace of a test file's own (ownNetns), made and removed by name, for the
+// tests that run real commands in one.
 import { spawnSync } from 'node:child_process';
 
 /**

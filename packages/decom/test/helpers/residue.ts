@@ -1,3 +1,6 @@
+// What a sandbox node holds, read over SSH independently of decom's probes: the leftovers a
+// reset must remove (leftovers, installedLeftovers), and text snapshots of the user's objects
+// and of the whole node, to compare before and after.
 import { ssh } from './sandbox.js';
 import { DEFAULT_CONTAINERD, facts, holders, lines, mounts, type ContainerdAt } from './facts.js';
 

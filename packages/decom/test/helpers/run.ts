@@ -1,3 +1,5 @@
+// `decom run` for the sandbox tests: its JSON report against the sandbox's inventory, decom
+// commands started in the background, and waiting until a condition holds.
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { CLI, decom, STATE_DIR } from './sandbox.js';

@@ -1,3 +1,6 @@
+// The sandbox as the tests drive it: the built decom CLI, `sandbox up` and `down`, SSH to a
+// node with the sandbox's key and pinned host key, listening ports and mount targets parsed,
+// and a snapshot of what the sandbox could leave on the host.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';

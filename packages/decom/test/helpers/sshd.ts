@@ -1,15 +1,14 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, connect } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-
 /**
  * Real OpenSSH sshd processes for the transport tests: each on 127.0.0.1 and a
  * free high port, with its own temp dir, config, host keys and authorized_keys.
  * Everything started here is stopped by PID in stopAllSshd(); nothing is
  * killed by name.
  */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, connect } from 'node:net';
+import { join } from 'node:path';
+import { tempDir } from './temp.js';
 
 export type HostKeyType = 'ed25519' | 'ecdsa' | 'rsa';
 
@@ -38,13 +37,7 @@ export interface SshdOptions {
 const PRIVSEP_DIR = '/run/sshd';
 let createdPrivsepDir = false;
 const started = new Set<Sshd>();
-const tempDirs = new Set<string>();
-
-export function tempDir(prefix = 'decom-transport-'): string {
-  const d = mkdtempSync(join(tmpdir(), prefix));
-  tempDirs.add(d);
-  return d;
-}
+export { tempDir };
 
 /** Runs a program without a shell and returns its stdout; throws with stderr on failure. */
 export function sh(file: string, args: string[], input?: string): string {
@@ -200,8 +193,6 @@ export function keyOf(pubFile: string): string {
 
 export async function stopAllSshd(): Promise<void> {
   for (const s of [...started]) await s.stop();
-  for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
-  tempDirs.clear();
   // Only if this run made it, and no other sshd of this mount namespace (say, a
   // second test run) still needs it for its next connection.
   if (createdPrivsepDir && !otherSshdRunning()) rmSync(PRIVSEP_DIR, { recursive: true, force: true });

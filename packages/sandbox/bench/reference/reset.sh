@@ -1,6 +1,6 @@
 #!/bin/bash
 # The reference reset: the same removals as decom's reset playbook, as a plain script
-# an SRE would write by hand, run as root on one node (bench/reset runs it on every
+# an SRE would write by hand, run as root on one node (bench/reset.sh runs it on every
 # node at once over OpenSSH). No checks, no waiting for the kubelet, no verify.
 B=/var/backups/reference-reset
 mkdir -p -m 0700 "$B"

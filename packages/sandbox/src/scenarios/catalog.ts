@@ -1,13 +1,14 @@
-import { choiceList } from 'decom/flags';
-
 /**
  * The scenarios `up --scenario` can plant, and what they need on the host. No
  * imports of the sandbox's own: its types and every module that plants things sit above it.
  * Each scenario is a shell file run inside every node after lib.sh; the catalogue
- * of what it plants is in its header comment and in DESIGN §3 B. Scenarios marked
- * `api` need the sandbox's Kubernetes API: their nodes join it (cluster.sh) and
- * cluster.ts plants their objects, once for the whole cluster.
+ * of what it plants is in its header comment and in
+ * docs/design.md#the-residue-catalogue. Scenarios marked `api` need the sandbox's
+ * Kubernetes API: their nodes join it (cluster.sh) and cluster.ts plants their
+ * objects, once for the whole cluster.
  */
+import { choiceList } from 'decom/flags';
+
 export const SCENARIOS = {
   'kubespray-leftovers': {
     description: "what kubespray's remove-node.yml leaves: kubelet + static pods, DaemonSet and CNI pods, netns, links, mounts, rules, ipsets, BIRD routes, BPF pins, files, and what kubespray installed",

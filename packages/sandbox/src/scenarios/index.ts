@@ -1,3 +1,4 @@
+/** Scripts run inside a sandbox node after lib.sh: how scenarios (and etcd and Services) are planted on a node. */
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';

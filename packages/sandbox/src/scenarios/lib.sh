@@ -1,11 +1,12 @@
 # Building blocks of the sandbox scenarios. Sourced (with one scenario file after
 # it) into a shell that runs inside a node, in all of the node's namespaces.
 # Every object is real: netns, links, mounts, iptables rules in both backends,
-# containerd tasks, listening sockets. DESIGN §3 B is the catalogue. Pods run
-# through containerd's CRI (the kubelet stand-in's code), and their networks are
-# made by the real CNI plugins containerd calls; what no component here can make
-# (Calico's and Cilium's traces, CSI and projected volumes, kube-proxy's rules) is
-# planted by hand, as those components leave it (README: Fidelity).
+# containerd tasks, listening sockets (the catalogue they come from:
+# docs/design.md#the-residue-catalogue). Pods run through containerd's CRI (the
+# kubelet stand-in's code), and their networks are made by the real CNI plugins
+# containerd calls; what no component here can make (Calico's and Cilium's traces,
+# CSI and projected volumes, kube-proxy's rules) is planted by hand, as those
+# components leave it (docs/sandbox.md#fidelity-what-is-real-and-what-stands-in-for-what).
 #
 # Environment: NODE_NAME NODE_ADDR NODE_INDEX ROLES INIT REAL_ETCD KUBELET_JS, and on a node
 # whose containerd paths are moved (--containerd-paths moved) CONTAINERD_ADDRESS (ctr

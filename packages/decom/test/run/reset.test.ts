@@ -1,0 +1,96 @@
+// `decom run --playbook reset` on a 2-node systemd sandbox of kubespray-leftovers: --check
+// changes nothing, the real run takes its actions and leaves nothing the independent checker
+// finds, the user's objects untouched, the backup and the journal; a second run plans nothing.
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { down, ssh, up } from '../helpers/sandbox.js';
+import { leftovers, nodeSnapshot, userObjects } from '../helpers/residue.js';
+
+import { actionsOf, runJson, type RunReport } from '../helpers/run.js';
+import { tempDir } from '../helpers/temp.js';
+
+describe('decom run --playbook reset on kubespray-leftovers (systemd)', () => {
+  const state = tempDir('decom-reset-');
+  const before = new Map<string, string>();
+  let check: RunReport;
+  let real: { code: number; report: RunReport; stderr: string };
+  let resetAt = 0;
+  beforeAll(() => {
+    up(['--nodes', '2', '--scenario', 'kubespray-leftovers']);
+    for (const n of ['node1', 'node2']) {
+      before.set(n, userObjects(n));
+      // A copy of the cluster CA: the independent check asks whether the trust bundle still trusts it.
+      ssh(n, 'cp /etc/kubernetes/pki/ca.crt /root/cluster-ca-copy.crt');
+    }
+  });
+  afterAll(() => down());
+
+  it('--check changes nothing on the node and prints every action', () => {
+    const snap = nodeSnapshot('node1');
+    const c = runJson(['node1', 'node2', '--playbook', 'reset', '--check'], state);
+    expect(c.code).toBe(0);
+    check = c.report;
+    expect(nodeSnapshot('node1')).toBe(snap);
+    const steps = check.hosts[0]!.steps;
+    expect(steps.map((s) => s.name)).toEqual(['backup', 'static-pods', 'kubelet', 'containers', 'processes', 'cgroups', 'etcd', 'ports', 'mounts', 'links', 'routes', 'netns', 'firewall', 'trust', 'files', 'installed', 'images', 'verify']);
+    expect(steps.find((s) => s.name === 'static-pods')!.actions.map((a) => a.what).join('\n')).toMatch(/move 4 manifests .*etcd\.yaml, kube-apiserver\.yaml/);
+  });
+
+  it('resets both nodes, and the real run takes the actions --check printed', () => {
+    real = runJson(['node1', 'node2', '--playbook', 'reset', '--yes'], state);
+    resetAt = Date.now();
+    expect(real.code, real.stderr).toBe(0);
+    for (const h of real.report.hosts) expect([h.host, h.clean, h.failed]).toEqual([h.host, true, 0]);
+    for (const n of ['node1', 'node2']) expect(actionsOf(real.report, n)).toEqual(actionsOf(check, n));
+  });
+
+  it('leaves nothing an independent look at the node finds', () => {
+    for (const n of ['node1', 'node2']) expect(leftovers(n), n).toEqual([]);
+  });
+
+  it("leaves everything that is not Kubernetes' exactly as it was", () => {
+    for (const n of ['node1', 'node2']) expect(userObjects(n), n).toBe(before.get(n));
+  });
+
+  it("copies a checksummed backup to the operator (0700) and removes the node's copy", () => {
+    const h = real.report.hosts[0]!;
+    expect(h.backup).toBeDefined();
+    expect(statSync(h.backup!).mode & 0o777).toBe(0o700);
+    const sums = readFileSync(join(h.backup!, 'SHA256SUMS'), 'utf8');
+    expect(sums).toMatch(/files\.tar\.gz/);
+    expect(sums).toMatch(/iptables-nft-v4\.rules/);
+    expect(readFileSync(join(h.backup!, 'iptables-legacy-v4.rules'), 'utf8')).toContain(':KUBE-SERVICES');
+    expect(existsSync(join(h.backup!, 'README.txt'))).toBe(true);
+    // What the reset removed from outside /etc/kubernetes is in the backup too.
+    const held = execFileSync('tar', ['-tzf', join(h.backup!, 'files.tar.gz')], { encoding: 'utf8' });
+    for (const f of ['root/.kube/config', 'usr/local/share/ca-certificates/kube-ca.crt', 'etc/ssl/etcd/ssl/ca-key.pem', 'etc/etcd.env']) expect(held).toContain(f);
+    // Only the cluster's etcd data stays on the node, archived by the etcd step before it removed it (it can be gigabytes).
+    const run = /([^/]+)\.jsonl$/.exec(real.report.journal)?.[1] as string;
+    expect(ssh('node1', 'ls -A /var/backups/decom 2>/dev/null; true').trim()).toBe(`${run}-etcd-data`);
+    expect(ssh('node1', `tar -tzf /var/backups/decom/${run}-etcd-data/etcd-data.tar.gz`)).toMatch(/^var\/lib\/etcd\/member\//m);
+  });
+
+  it('writes a journal of every action with its command and exit status', () => {
+    const events = readFileSync(real.report.journal, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const actions = events.filter((e) => e.event === 'action' && e.host === 'node1');
+    expect(actions.length).toBe(real.report.hosts[0]!.steps.reduce((n, s) => n + s.actions.length, 0));
+    expect(actions.find((a) => String(a.action).startsWith('systemctl disable --now kubelet'))).toMatchObject({ code: 0, step: 'kubelet' });
+    expect(statSync(real.report.journal).mode & 0o777).toBe(0o600);
+  });
+
+  it('plans nothing on a second run: every step ok, no action, exit 0', () => {
+    const again = runJson(['node1', 'node2', '--playbook', 'reset', '--yes'], state);
+    expect(again.code).toBe(0);
+    for (const h of again.report.hosts) {
+      expect(h.steps.every((s) => s.status === 'ok' && s.actions.length === 0), JSON.stringify(h.steps)).toBe(true);
+    }
+  });
+
+  it('nothing has come back 30 s later (kubelet Restart=always, containerd restart)', async () => {
+    await new Promise((r) => setTimeout(r, Math.max(0, 31_000 - (Date.now() - resetAt))));
+    ssh('node1', 'systemctl restart containerd');
+    for (const n of ['node1', 'node2']) expect(leftovers(n), n).toEqual([]);
+  });
+});

@@ -1,0 +1,301 @@
+// What each sandbox scenario plants, read on the nodes over SSH (test/helpers/facts.ts):
+// kubespray-leftovers (with isolation, and `down` leaving the host as it was), orphaned-shims,
+// docker-runtime, force-deleted-pods and clean, and init-less nodes (--init none).
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { decom, down, hostSnapshot, nodes, ports, ssh, up } from '../../../decom/test/helpers/sandbox.js';
+import { ancestors, facts, holders, lines, mounts, parentCmdline, shimOf, type Facts } from '../../../decom/test/helpers/facts.js';
+
+/** What is not Kubernetes' is planted by every scenario and must look untouched. */
+function expectUserObjects(node: string, f: Facts): void {
+  expect(lines(f.netns)).toContain('app-vpn');
+  expect(lines(f.links)).toContain('app-veth0');
+  expect(f.iptNft).toContain(':APP-FIREWALL');
+  expect(f.iptNft).toContain('-A INPUT -m comment --comment "app: firewall" -j APP-FIREWALL');
+  expect(f.iptLegacy).toContain('-A APP-LEGACY -s 203.0.113.0/24 -m comment --comment "app: block" -j DROP');
+  expect(f.nftTables).toContain('table inet app-filter');
+  expect(mounts(f.mountinfo)).toContain('/srv/appdata');
+  expect(f.userData.trim()).toBe('user data: must survive');
+  expect(lines(f.files)).toContain('/etc/app/app.conf');
+  // The user's container (containerd's default namespace) holds :8081, whether containerd is up or not.
+  expect(shimOf(node, holders(f.listen).get(8081)!)).toMatch(/containerd-shim-runc-v2 -namespace default -id app-cache/);
+}
+
+const cniNetns = (f: Facts) => lines(f.netns).filter((n) => n.startsWith('cni-'));
+
+describe('scenario kubespray-leftovers (systemd), with isolation and a clean teardown', () => {
+  let before: ReturnType<typeof hostSnapshot>;
+  let cp: Facts;
+  let worker: Facts;
+  beforeAll(() => {
+    before = hostSnapshot();
+    up(['--nodes', '2', '--scenario', 'kubespray-leftovers']);
+    cp = facts('node1');
+    worker = facts('node2');
+  });
+  afterAll(() => down());
+
+  it('runs the static pods under the kubelet, in containerd, holding the control-plane ports', () => {
+    expect(lines(cp.manifests).sort()).toEqual(['etcd.yaml', 'kube-apiserver.yaml', 'kube-controller-manager.yaml', 'kube-scheduler.yaml']);
+    expect(lines(worker.manifests)).toEqual(['nginx-proxy.yaml']);
+    expect(cp.kubeletActive.trim()).toBe('active');
+    expect(cp.kubeletEnabled.trim()).toBe('enabled');
+    const held = holders(cp.listen);
+    for (const p of [6443, 2379, 2380, 10257, 10259, 10249, 10256, 9099]) {
+      expect(held.has(p), `port ${p}`).toBe(true);
+      expect(shimOf('node1', held.get(p)!), `shim of :${p}`).toMatch(/containerd-shim-runc-v2 -namespace k8s\.io/);
+    }
+    expect(ports(cp.listen)).toEqual(expect.arrayContaining([10250, 10248]));
+    expect(holders(worker.listen).get(6443)).toBeDefined(); // nginx-proxy
+    const apiserver = ssh('node1', `ctr -n k8s.io containers ls -q 'labels."io.kubernetes.pod.name"==kube-apiserver-node1'`);
+    expect(lines(apiserver)).toHaveLength(2); // the sandbox and the container
+    expect(lines(cp.shims).length).toBeGreaterThanOrEqual(8);
+  });
+
+  it('plants pods on the pod network through CRI and the CNI plugins: cni-* netns, veths on cni0, leases, per-pod chains; and a cali* link', () => {
+    // coredns and web by the bridge plugin, Calico's traces by hand.
+    expect(cniNetns(cp)).toHaveLength(3);
+    expect(lines(cp.cni0Ports)).toHaveLength(2);
+    for (const l of lines(cp.cni0Ports)) expect(l).toMatch(/^veth[0-9a-f]{8}$/);
+    // The CRI knows every pod the node runs; bridge's masquerade chain per pod, portmap's DNAT chain for the hostPort pod.
+    const cri = lines(cp.criPods);
+    expect(cri.length).toBeGreaterThanOrEqual(8);
+    for (const p of cri) expect(p).toMatch(/ SANDBOX_READY$/);
+    expect(cri.some((p) => / kube-system\/coredns-/.test(p))).toBe(true);
+    expect(lines(cp.iptNft).filter((l) => /^:CNI-[0-9a-f]{24} /.test(l))).toHaveLength(2);
+    expect(lines(cp.iptNft).filter((l) => /^:CNI-DN-[0-9a-f]{21} /.test(l))).toHaveLength(1);
+    expect(cp.iptNft).toMatch(/--dport 18080 -j DNAT --to-destination 10\.244\.1\.\d+:18080/);
+    expect(lines(cp.cniResults)).toHaveLength(4); // each pod's bridge result and its loopback's
+    expect(lines(cp.links)).toEqual(expect.arrayContaining(['cni0', 'flannel.1', 'vxlan.calico']));
+    expect(lines(cp.links).some((l) => /^cali[0-9a-f]{11}$/.test(l))).toBe(true);
+    const sandboxes = new Set(lines(cp.k8sContainers));
+    const leases = lines(cp.leases);
+    expect(leases).toHaveLength(2);
+    for (const l of leases) expect(sandboxes.has(l.split(' ')[1] as string), l).toBe(true);
+  });
+
+  it('mounts pod volumes under /var/lib/kubelet: emptyDir, projected token, CSI staged and published', () => {
+    const m = mounts(cp.mountinfo);
+    expect(m.some((t) => /^\/var\/lib\/kubelet\/pods\/[0-9a-f-]{36}\/volumes\/kubernetes\.io~empty-dir\/cache$/.test(t))).toBe(true);
+    expect(m.some((t) => /\/volumes\/kubernetes\.io~projected\/kube-api-access-[bcdfghjklmnpqrstvwxz2456789]{5}$/.test(t))).toBe(true);
+    expect(m.some((t) => /^\/var\/lib\/kubelet\/plugins\/kubernetes\.io\/csi\/csi\.sandbox\.decom\.io\/[0-9a-f]{32}\/globalmount$/.test(t))).toBe(true);
+    const published = m.find((t) => /\/volumes\/kubernetes\.io~csi\/pvc-[0-9a-f-]{36}\/mount$/.test(t));
+    expect(published).toBeDefined();
+    expect(ssh('node1', `cat '${published}/PV-DATA'`)).toMatch(/^persistent data of pvc-/);
+  });
+
+  it('writes KUBE-, CNI-, flannel and cali- rules in both iptables backends, and kube-proxy nftables tables', () => {
+    for (const dump of [cp.iptNft, cp.iptLegacy]) {
+      for (const chain of [':KUBE-SERVICES', ':KUBE-POSTROUTING', ':KUBE-FORWARD', ':KUBE-FIREWALL', ':KUBE-KUBELET-CANARY', ':CNI-HOSTPORT-DNAT', ':FLANNEL-FWD', ':cali-FORWARD']) {
+        expect(dump).toContain(chain);
+      }
+      expect(dump).toContain('-A PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES');
+    }
+    expect(cp.nftTables).toContain('table ip kube-proxy');
+    expect(cp.nftTables).toContain('table ip6 kube-proxy');
+  });
+
+  it('leaves kubeconfigs, PKI, kubelet state, CNI config and etcd data', () => {
+    expect(lines(cp.files)).toEqual(
+      expect.arrayContaining([
+        '/etc/kubernetes/admin.conf',
+        '/etc/kubernetes/kubelet.conf',
+        '/etc/kubernetes/pki/ca.crt',
+        '/var/lib/kubelet/config.yaml',
+        '/var/lib/kubelet/pki/kubelet-client-current.pem',
+        '/etc/cni/net.d/10-containerd-net.conflist',
+        '/var/lib/etcd/member/wal',
+      ]),
+    );
+    expect(lines(worker.files)).not.toContain('/etc/kubernetes/admin.conf');
+    expect(ssh('node1', 'openssl x509 -noout -subject -in /etc/kubernetes/pki/ca.crt')).toContain('CN = kubernetes');
+  });
+
+  it('plants what is not Kubernetes\' too', () => {
+    expectUserObjects('node1', cp);
+    expectUserObjects('node2', worker);
+  });
+
+  it('runs its kubelet standalone: no API, and `sandbox api` says so', () => {
+    expect(ssh('node1', 'cat /proc/$(pgrep -x kubelet)/cmdline | tr "\\0" " "')).not.toContain('--kubeconfig');
+    const r = decom(['sandbox', 'api', 'start']);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim()).toBe('decom-sandbox: this sandbox has no Kubernetes API: bring it up with `decom sandbox up --api` (or a cluster scenario)');
+  });
+
+  it('restarts a killed static-pod container while its manifest is there, and stops it when the manifest goes', async () => {
+    const old = holders(facts('node1').listen).get(6443)!;
+    ssh('node1', `kill -9 ${old}`);
+    let now: number | undefined;
+    for (let i = 0; i < 100 && (now === undefined || now === old); i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      now = holders(ssh('node1', 'ss -Hltnp "sport = :6443"')).get(6443);
+    }
+    expect(now).toBeDefined();
+    expect(now).not.toBe(old);
+    expect(parentCmdline('node1', now!)).toMatch(/containerd-shim/);
+
+    ssh('node1', 'mv /etc/kubernetes/manifests/kube-scheduler.yaml /root/');
+    let still = true;
+    for (let i = 0; i < 100 && still; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      still = ssh('node1', 'ss -Hltn "sport = :10259"').trim() !== '';
+    }
+    expect(still).toBe(false);
+  });
+
+  it('keeps every node invisible to the host and to the other nodes', () => {
+    const host = hostSnapshot();
+    expect(host.listening).not.toEqual(expect.arrayContaining([6443]));
+    for (const p of [2379, 2380, 10250, 10256, 10257, 8081]) expect(host.listening).not.toContain(p);
+    expect(host.netns.filter((n) => n.startsWith('cni-') || n === 'app-vpn')).toEqual([]);
+    expect(host.links.filter((l) => /^(cni0|flannel|vxlan\.calico|cali|veth|app-veth)/.test(l))).toEqual([]);
+    expect(host.mounts.filter((t) => t.startsWith('/var/lib/kubelet') || t === '/srv/appdata')).toEqual([]);
+    expect(host.iptablesNft + host.iptablesLegacy).not.toMatch(/KUBE-|APP-FIREWALL|APP-LEGACY|cali-|FLANNEL/);
+    expect(host.nft).not.toContain('kube-proxy');
+    const hostPids = new Set(host.processes);
+    expect(hostPids.has('httpd')).toBe(true); // node processes are visible to the host's PID view...
+    const n1 = nodes().find((n) => n.name === 'node1')!;
+    expect(ssh('node2', 'ps -e -o comm= | sort -u')).not.toContain('etcd'); // ...but not across nodes
+    expect(ssh('node2', 'ip netns list')).not.toMatch(new RegExp(cniNetns(cp).join('|')));
+    expect(ports(worker.listen)).not.toContain(2379);
+    expect(ssh('node2', `ps -e -o pid= | wc -l`).trim()).not.toBe('0');
+    expect(ssh('node1', 'cat /proc/1/comm').trim()).toBe('systemd');
+    expect(n1.pid).toBeGreaterThan(1);
+  });
+
+  it('down leaves the host exactly as it was before up', () => {
+    down();
+    expect(hostSnapshot()).toEqual(before);
+  });
+});
+
+describe('scenario orphaned-shims (systemd)', () => {
+  let cp: Facts;
+  beforeAll(() => {
+    up(['--nodes', '2', '--scenario', 'orphaned-shims']);
+    cp = facts('node1');
+  });
+  afterAll(() => down());
+
+  it('leaves containerd stopped, the kubelet stopped and disabled, no manifests', () => {
+    expect(cp.containerd.trim()).toBe('');
+    expect(cp.kubeletActive.trim()).toBe('inactive');
+    expect(cp.kubeletEnabled.trim()).toBe('disabled');
+    expect(lines(cp.manifests)).toEqual([]);
+  });
+
+  it('leaves shims and their containers holding ports, and one container without a shim', () => {
+    expect(lines(cp.shims).length).toBeGreaterThanOrEqual(4);
+    const held = holders(cp.listen);
+    for (const p of [2379, 2380, 10257, 10259, 10256]) {
+      expect(shimOf('node1', held.get(p)!), `shim of :${p}`).toMatch(/containerd-shim/);
+    }
+    const orphan = held.get(6443)!;
+    expect(orphan).toBeDefined();
+    expect(ancestors('node1', orphan)).toEqual(['/lib/systemd/systemd']);
+    // The systemd driver's pod slice: its container scope went, the process stayed.
+    expect(ssh('node1', `cat /proc/${orphan}/cgroup`)).toMatch(/kubepods\.slice\/kubepods-besteffort\.slice\/kubepods-besteffort-pod/);
+    expectUserObjects('node1', cp);
+  });
+});
+
+describe('scenario docker-runtime (systemd)', () => {
+  let cp: Facts;
+  beforeAll(() => {
+    up(['--nodes', '2', '--scenario', 'docker-runtime']);
+    cp = facts('node1');
+  });
+  afterAll(() => down());
+
+  it("runs Kubernetes' containers as k8s_* in Docker, next to the user's own container", () => {
+    const names = lines(cp.dockerNames);
+    expect(names.some((n) => /^k8s_POD_kube-apiserver-node1_kube-system_[0-9a-f-]{36}_0$/.test(n))).toBe(true);
+    expect(names.some((n) => /^k8s_kube-apiserver_kube-apiserver-node1_kube-system_/.test(n))).toBe(true);
+    expect(names.some((n) => /^k8s_kube-proxy_kube-proxy-[0-9a-f]{5}_kube-system_/.test(n))).toBe(true);
+    expect(names).toContain('app-registry');
+    const held = holders(cp.listen);
+    expect(ssh('node1', `cat /proc/${held.get(6443)}/cgroup`)).toMatch(/kubepods\/besteffort\/pod/);
+    expect(lines(facts('node2').dockerNames).filter((n) => n.startsWith('k8s_kube-apiserver'))).toEqual([]);
+    expectUserObjects('node1', cp);
+  });
+});
+
+describe('scenario force-deleted-pods (systemd)', () => {
+  let f: Facts;
+  beforeAll(() => {
+    up(['--nodes', '1', '--scenario', 'force-deleted-pods']);
+    f = facts('node1');
+  });
+  afterAll(() => down());
+
+  it('leaves netns, veths, leases and mounted pod dirs of sandboxes containerd no longer has', () => {
+    expect(cniNetns(f)).toHaveLength(3);
+    expect(lines(f.cni0Ports)).toHaveLength(3);
+    const live = new Set(lines(f.k8sContainers));
+    const leases = lines(f.leases).map((l) => l.split(' ')[1] as string);
+    expect(leases).toHaveLength(3);
+    expect(leases.filter((s) => live.has(s))).toHaveLength(1);
+    expect(lines(f.k8sTasks)).toHaveLength(2); // the one live pod: sandbox + container
+    // The runtime lost its state: its CRI knows only the live pod, while the dead pods'
+    // masquerade and hostPort chains and their cgroups stay.
+    expect(lines(f.criPods).map((p) => p.split(' ').slice(1).join(' '))).toEqual([expect.stringMatching(/^kube-system\/coredns-\S+ SANDBOX_READY$/)]);
+    expect(lines(f.iptNft).filter((l) => /^:CNI-[0-9a-f]{24} /.test(l))).toHaveLength(3);
+    expect(lines(f.iptNft).filter((l) => /^:CNI-DN-[0-9a-f]{21} /.test(l))).toHaveLength(2);
+    expect(lines(f.slices).filter((u) => /^kubepods-besteffort-pod[0-9a-f_]{36}\.slice$/.test(u))).toHaveLength(3);
+    const podMounts = mounts(f.mountinfo).filter((t) => t.startsWith('/var/lib/kubelet/pods/'));
+    expect(new Set(podMounts.map((t) => t.split('/')[5])).size).toBe(2);
+    expect(podMounts.length).toBe(6);
+    expectUserObjects('node1', f);
+  });
+});
+
+describe('scenario clean (systemd)', () => {
+  let f: Facts;
+  beforeAll(() => {
+    up(['--nodes', '1', '--scenario', 'clean']);
+    f = facts('node1');
+  });
+  afterAll(() => down());
+
+  it("has nothing of Kubernetes' and everything of the user's", () => {
+    expect(lines(f.manifests)).toEqual([]);
+    expect(lines(f.k8sContainers)).toEqual([]);
+    expect(cniNetns(f)).toEqual([]);
+    expect(lines(f.links).filter((l) => /^(cni0|flannel|vxlan|cali|veth)/.test(l))).toEqual([]);
+    expect(f.iptNft + f.iptLegacy).not.toMatch(/KUBE-|CNI-|cali-|FLANNEL/);
+    expect(f.nftTables).not.toContain('kube-proxy');
+    expect(mounts(f.mountinfo).filter((t) => t.startsWith('/var/lib/kubelet'))).toEqual([]);
+    expect(lines(f.files)).toEqual(['/etc/app/app.conf']);
+    expect(lines(f.kubeletProc)).toEqual([]);
+    expect(lines(f.shims)).toHaveLength(1); // the user's container
+    expect(ports(f.listen).filter((p) => [6443, 2379, 2380, 10248, 10249, 10250, 10256, 10257, 10259].includes(p))).toEqual([]);
+    expectUserObjects('node1', f);
+  });
+});
+
+describe('init-less nodes (--init none)', () => {
+  afterEach(() => down());
+
+  it('plants kubespray-leftovers with the kubelet and containerd as plain processes', () => {
+    up(['--nodes', '1', '--init', 'none', '--scenario', 'kubespray-leftovers']);
+    const f = facts('node1');
+    expect(ssh('node1', 'cat /proc/1/comm').trim()).toBe('tini');
+    expect(lines(f.kubeletProc)).toHaveLength(1);
+    expect(lines(f.containerd)).toHaveLength(1);
+    for (const p of [6443, 2379, 10257, 10259, 10250]) expect(ports(f.listen)).toContain(p);
+    expect(cniNetns(f)).toHaveLength(3);
+    // The cgroupfs driver: the kubelet's QoS tree, the pods' cgroups below it.
+    expect(lines(f.podCgroups).some((d) => /\/kubepods\/besteffort\/pod[0-9a-f-]{36}$/.test(d))).toBe(true);
+    expectUserObjects('node1', f);
+  });
+
+  it('plants orphaned-shims: containerd gone, a container re-parented to PID 1', () => {
+    up(['--nodes', '1', '--init', 'none', '--scenario', 'orphaned-shims']);
+    const f = facts('node1');
+    expect(f.containerd.trim()).toBe('');
+    expect(lines(f.kubeletProc)).toEqual([]);
+    const held = holders(f.listen);
+    expect(parentCmdline('node1', held.get(6443)!)).toMatch(/^\/usr\/bin\/tini/);
+    expect(shimOf('node1', held.get(2379)!)).toMatch(/containerd-shim/);
+  });
+});
