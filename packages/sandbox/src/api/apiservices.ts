@@ -6,7 +6,7 @@
  * is not Available leaves its group version unavailable: listed Stale in discovery,
  * and every request under it answered as the aggregator's proxy answers it.
  */
-import { FAULTS } from './behaviour.js';
+import { faults } from './behaviour.js';
 import { type Condition, setCondition } from './conditions.js';
 import { METRICS_APISERVICE } from './resources.js';
 import type { Store } from './store.js';
@@ -37,7 +37,7 @@ export function unavailablePath(store: Store, path: string): boolean {
  * Service the sandbox does not have (it has no Services), so it is ServiceNotFound.
  */
 export function apiServiceAvailabilityController(store: Store): void {
-  const names = String((store.find('configmaps', 'kube-system', FAULTS)?.data as Record<string, string> | undefined)?.apiServiceUnavailable ?? '').split(',').map((s) => s.trim());
+  const names = (faults(store).apiServiceUnavailable ?? '').split(',').map((s) => s.trim());
   for (const a of store.list('apiservices')) {
     const spec = (a.spec ?? {}) as Any;
     const svc = spec.service as { namespace?: string; name?: string; port?: number } | undefined;

@@ -159,6 +159,9 @@ export function evict(store: Store, ns: string, name: string, body: Any | undefi
 /** The ConfigMap in kube-system that holds the sandbox's fault switches. */
 export const FAULTS = 'decom-sandbox-faults';
 
+/** The fault switch's settings (the FAULTS ConfigMap's data), {} when it is not there. */
+export const faults = (store: Store): Record<string, string> => (store.find('configmaps', 'kube-system', FAULTS)?.data as Record<string, string> | undefined) ?? {};
+
 /**
  * The sandbox's fault switches, set by tests through a ConfigMap (kube-system/decom-sandbox-faults):
  * `evictionTooManyRequestsEvery: N` refuses every Nth eviction request as API priority and
@@ -190,7 +193,7 @@ export function namespaceController(store: Store): void {
   // Every namespaced resource stored (one per custom resource, whatever its served versions).
   const namespaced = [...new Map(servedResources(store).filter((r) => r.namespaced && !r.verbs).map((r) => [storeKey(r), r])).values()];
   // The fault switch (faultSwitch): a namespace controller that has not got to the content yet (a backlog, slow discovery).
-  const paused = (store.find('configmaps', 'kube-system', FAULTS)?.data as Record<string, string> | undefined)?.namespaceContentDeletionPaused === 'true';
+  const paused = faults(store).namespaceContentDeletionPaused === 'true';
   for (const ns of store.list('namespaces')) {
     if (!ns.metadata.deletionTimestamp) continue;
     const name = ns.metadata.name;
