@@ -1,13 +1,32 @@
-/** vitest's configuration for the repository's tests (`npm test`): the two projects below. */
+/** vitest's configuration for the repository's tests (`npm test`): the three projects below. */
 import { defineConfig } from 'vitest/config';
 
-// Two projects, run at the same time:
+/**
+ * Node tests that look at or change the whole host, not only their own sandbox instance:
+ * the host snapshot taken before and after (scenarios, instances), the audit image's
+ * build cache (audit-image, deploy), a node that keeps both cores busy for minutes
+ * (reset-scale), `sandbox up` on bad input proving nothing was built (sandbox-input).
+ * They run alone, after the others (docs/development.md#tests).
+ */
+export const HOST_WIDE = [
+  'packages/sandbox/test/up/scenarios.test.ts',
+  'packages/sandbox/test/up/instances.test.ts',
+  'packages/sandbox/test/up/sandbox-input.test.ts',
+  'packages/sandbox/test/image/audit-image.test.ts',
+  'packages/decom/test/audit/deploy.test.ts',
+  'packages/decom/test/run/reset-scale.test.ts',
+];
+
+// Three projects:
 // - unit: no sandbox node (pure code, recorded fixtures, or a namespace, containerd or
 //   sshd of the test's own), files in parallel; beside the sources they test, and the
-//   repository's own checks in test/.
-// - node: the tests that boot sandbox nodes, grouped by command under packages/*/test/.
-//   The sandbox is one per machine: one file at a time, generous timeouts (a node
-//   boots in about a second, a scenario in a few).
+//   repository's own checks in test/. It runs beside node.
+// - node: the tests that boot sandbox nodes, grouped by command under packages/*/test/,
+//   two files at a time: each worker has a sandbox instance of its own (w1, w2: the
+//   test helpers name it from VITEST_POOL_ID). Generous timeouts (a node boots in about
+//   a second, a scenario in a few).
+// - host: the HOST_WIDE node tests, one file at a time once unit and node are done.
+const NODE_TIMEOUTS = { testTimeout: 300_000, hookTimeout: 300_000 };
 export default defineConfig({
   test: {
     pool: 'forks',
@@ -24,15 +43,26 @@ export default defineConfig({
           maxWorkers: 4,
           testTimeout: 120_000,
           hookTimeout: 120_000,
+          sequence: { groupOrder: 0 },
         },
       },
       {
         test: {
           name: 'node',
           include: ['packages/*/test/**/*.test.ts'],
+          exclude: HOST_WIDE,
+          maxWorkers: 2,
+          ...NODE_TIMEOUTS,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        test: {
+          name: 'host',
+          include: HOST_WIDE,
           fileParallelism: false,
-          testTimeout: 300_000,
-          hookTimeout: 300_000,
+          ...NODE_TIMEOUTS,
+          sequence: { groupOrder: 1 },
         },
       },
     ],

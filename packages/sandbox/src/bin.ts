@@ -7,6 +7,10 @@ import { createRequire } from 'node:module';
 
 // decom's test cluster, as its own command (`decom sandbox …` runs it too). Subcommands
 // are imported lazily: `--help` must not pay for what it does not run.
+/** Which sandbox a subcommand acts on: several can run side by side, each with its own names and subnet. */
+const instanceOption = () =>
+  new Option('--instance <name>', 'the sandbox instance (1 to 7 lower-case letters or digits; default: DECOM_SANDBOX_INSTANCE, else the default instance)');
+
 const program = new Command('decom-sandbox')
   .description('a cluster of real namespaced nodes on this machine, to watch decom work and try playbooks safely')
   .version((createRequire(import.meta.url)('../package.json') as { version: string }).version)
@@ -40,6 +44,7 @@ program
   )
   .option('--api', "run the sandbox's Kubernetes API (real kubectl accepts it) and join every node's kubelet to it; kubeconfig beside the inventory (implied by the cluster scenarios)", false)
   .option('--node-monitor-grace-period <seconds>', "how long the API waits for a node's Lease before marking it NotReady (kube-controller-manager's flag)", '50')
+  .addOption(instanceOption())
   .action(async (o) => {
     const { upCommand } = await import('./commands.js');
     await upCommand(o);
@@ -47,28 +52,32 @@ program
 
 program
   .command('down')
-  .description('stop every node and remove everything the sandbox made on this host')
-  .action(async () => {
+  .description('stop every node of the instance and remove everything it made on this host (other instances are left running)')
+  .addOption(instanceOption())
+  .option('--all', 'every instance on this host, the default one included', false)
+  .action(async (o) => {
     const { downCommand } = await import('./commands.js');
-    await downCommand();
+    await downCommand(o);
   });
 
 program
   .command('status')
   .description('the nodes, their addresses, roles and state')
   .addOption(new Option('--output <format>', 'output format').choices(['text', 'json'] as const).default('text' as const))
+  .addOption(instanceOption())
   .action(async (o) => {
     const { statusCommand } = await import('./commands.js');
-    await statusCommand(o.output);
+    await statusCommand(o.output, o.instance);
   });
 
 program
   .command('api')
   .description("start or stop the sandbox's Kubernetes API (its objects are kept across a stop), or say whether it runs")
   .addArgument(new Argument('<action>', 'what to do').choices(['start', 'stop', 'status'] as const))
-  .action(async (action) => {
+  .addOption(instanceOption())
+  .action(async (action, o) => {
     const { apiCommand } = await import('./commands.js');
-    process.exitCode = await apiCommand(action);
+    process.exitCode = await apiCommand(action, o.instance);
   });
 
 program
@@ -104,9 +113,10 @@ program
   .description('open a shell (or run a command) on a sandbox node with the sandbox key and pinned host key')
   .argument('<node>', 'node name, e.g. node1')
   .argument('[command...]', 'command to run instead of a shell')
-  .action(async (node, command) => {
+  .addOption(instanceOption())
+  .action(async (node, command, o) => {
     const { sshCommand } = await import('./commands.js');
-    process.exitCode = await sshCommand(node, command);
+    process.exitCode = await sshCommand(node, command, o.instance);
   });
 
 await program.parseAsync().catch((e: unknown) => exitOnError('decom-sandbox', e));

@@ -1,8 +1,8 @@
 /** What each `decom-sandbox` subcommand does: up, down, status, api, scenarios, ssh, image and versions. */
 import { spawnSync } from 'node:child_process';
-import { files, stateDir } from './layout.js';
+import { files, hostAddr, instance, instanceName } from './layout.js';
 import { SCENARIOS } from './scenarios/catalog.js';
-import { down, readState, status, up, checkUpOptions, type UpOptions } from './sandbox.js';
+import { down, downAll, readState, status, up, checkUpOptions, type UpOptions } from './sandbox.js';
 import { inputError } from 'decom/errors';
 import { wholeNumber } from 'decom/flags';
 import { requireRoot } from './prereq.js';
@@ -21,7 +21,9 @@ export async function upCommand(o: {
   services: string;
   api: boolean;
   nodeMonitorGracePeriod: string;
+  instance?: string;
 }): Promise<void> {
+  const inst = instance(instanceName(o.instance));
   const opts: UpOptions = {
     nodes: wholeNumber('--nodes', o.nodes),
     controlPlanes: wholeNumber('--control-planes', o.controlPlanes),
@@ -37,30 +39,38 @@ export async function upCommand(o: {
   };
   checkUpOptions(opts);
   const t0 = performance.now();
-  const state = await up(opts);
-  const f = files();
+  const state = await up(opts, inst);
+  const f = files(inst.dir);
   const secs = ((performance.now() - t0) / 1000).toFixed(1);
   process.stdout.write(
     [
-      `sandbox up: ${state.nodes.length} node(s) in ${secs} s${state.scenario ? `, scenario ${state.scenario}` : ''}${state.etcd ? ', etcd' : ''}${state.services ? `, ${state.services} Services` : ''}`,
+      `sandbox up${inst.name === null ? '' : ` (instance ${inst.name})`}: ${state.nodes.length} node(s) in ${secs} s${state.scenario ? `, scenario ${state.scenario}` : ''}${state.etcd ? ', etcd' : ''}${state.services ? `, ${state.services} Services` : ''}`,
       ...state.nodes.map((n) => `  ${n.name.padEnd(8)} ${n.addr.padEnd(14)} ${n.roles.join(',').padEnd(20)} ${n.init.padEnd(8)} containerd ${n.runtime.containerd.padEnd(22)} ${`paths ${n.containerdPaths}`.padEnd(13)} ${n.bootState}`),
       `inventory:   ${f.inventory}`,
       `ssh key:     ${f.key}`,
       `known_hosts: ${f.knownHosts}`,
-      `log in:      decom sandbox ssh node1`,
+      `log in:      decom sandbox ssh${inst.name === null ? '' : ` --instance ${inst.name}`} node1`,
       ...(state.api ? [`kubeconfig:  ${kubeconfigFile(f.dir)}   (export KUBECONFIG=${kubeconfigFile(f.dir)})`] : []),
       '',
     ].join('\n'),
   );
 }
 
-export async function downCommand(): Promise<void> {
-  const { nodes } = await down();
-  process.stdout.write(nodes ? `sandbox down: ${nodes} node(s) stopped, host cleaned\n` : 'sandbox down: nothing was up; host cleaned\n');
+export async function downCommand(o: { instance?: string; all: boolean }): Promise<void> {
+  if (o.all) {
+    if (o.instance !== undefined) throw inputError('down: --all removes every instance: give it or --instance, not both');
+    const { instances, nodes } = await downAll();
+    process.stdout.write(nodes ? `sandbox down --all: ${nodes} node(s) of ${instances} instance(s) stopped, host cleaned\n` : 'sandbox down --all: nothing was up; host cleaned\n');
+    return;
+  }
+  const inst = instance(instanceName(o.instance));
+  const { nodes } = await down(inst);
+  const which = inst.name === null ? '' : ` (instance ${inst.name})`;
+  process.stdout.write(nodes ? `sandbox down${which}: ${nodes} node(s) stopped, host cleaned\n` : `sandbox down${which}: nothing was up; host cleaned\n`);
 }
 
-export async function statusCommand(output: 'text' | 'json'): Promise<void> {
-  const s = await status();
+export async function statusCommand(output: 'text' | 'json', instanceFlag?: string): Promise<void> {
+  const s = await status(instance(instanceName(instanceFlag)));
   // The API: null when the sandbox has none, otherwise whether its process runs and where its kubeconfig is.
   const api = s.state?.api ? { running: apiRunning(s.dir), kubeconfig: kubeconfigFile(s.dir) } : null;
   if (output === 'json') {
@@ -82,14 +92,14 @@ export async function statusCommand(output: 'text' | 'json'): Promise<void> {
 }
 
 /** `sandbox api start|stop|status`: the API's process, its objects kept across a stop. */
-export async function apiCommand(action: 'start' | 'stop' | 'status'): Promise<number> {
+export async function apiCommand(action: 'start' | 'stop' | 'status', instanceFlag?: string): Promise<number> {
   requireRoot(`decom sandbox api ${action}`);
-  const dir = stateDir();
+  const { dir } = instance(instanceName(instanceFlag));
   const state = readState(dir);
   if (!state) throw inputError(`no sandbox is up (${dir})`);
   if (!state.api) throw inputError('this sandbox has no Kubernetes API: bring it up with `decom sandbox up --api` (or a cluster scenario)');
   if (action === 'start') {
-    const r = await startApi(dir);
+    const r = await startApi(dir, hostAddr(state.subnet ?? 0));
     process.stdout.write(`${r.started ? 'started' : 'already running'}: pid ${r.pid}, kubeconfig ${kubeconfigFile(dir)}\n`);
   } else if (action === 'stop') {
     process.stdout.write((await stopApi(dir)) ? 'stopped (its objects are kept for the next start)\n' : 'not running\n');
@@ -106,13 +116,14 @@ export function scenariosCommand(): void {
 }
 
 /** OpenSSH with the sandbox's key and pinned host keys: what a user would type, made short. */
-export async function sshCommand(node: string, command: string[]): Promise<number> {
+export async function sshCommand(node: string, command: string[], instanceFlag?: string): Promise<number> {
   requireRoot('decom sandbox ssh'); // the key is root's
-  const state = readState();
-  if (!state) throw inputError(`no sandbox is up (${stateDir()})`);
+  const { dir } = instance(instanceName(instanceFlag));
+  const state = readState(dir);
+  if (!state) throw inputError(`no sandbox is up (${dir})`);
   const n = state.nodes.find((x) => x.name === node);
   if (!n) throw inputError(`no node "${node}" in the sandbox; nodes: ${state.nodes.map((x) => x.name).join(', ')}`);
-  const f = files();
+  const f = files(dir);
   const r = spawnSync(
     'ssh',
     ['-i', f.key, '-o', `UserKnownHostsFile=${f.knownHosts}`, '-o', 'StrictHostKeyChecking=yes', '-o', 'BatchMode=yes', `root@${n.addr}`, ...command],

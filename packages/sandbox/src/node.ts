@@ -5,7 +5,7 @@ import { createConnection } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BRIDGE, CGROUP, CGROUP_ROOT, PREFIX_LEN, SHARED_MOUNT, files } from './layout.js';
+import { CGROUP_ROOT, PREFIX_LEN, SHARED_MOUNT, files } from './layout.js';
 import { PAUSE_IMAGE } from './image.js';
 import { run, runOk, type RunResult } from 'decom/run';
 import type { NodeRuntime } from './runtimes.js';
@@ -46,6 +46,9 @@ export interface NodeSpec {
   runtime: NodeRuntime;
   /** Where that containerd keeps its root, state and socket. */
   containerdPaths: ContainerdPaths;
+  /** Its instance's bridge, which its eth0 (a macvlan) hangs off, and the cgroup its processes live below. */
+  bridge: string;
+  cgroup: string;
 }
 
 /** A running node: PID 1 of its namespaces as the host sees it, and that process's start time. */
@@ -75,11 +78,11 @@ export const hierarchies = (): string[] =>
     .map((e) => e.name);
 
 /** Creates the node's cgroup in every hierarchy (cpuset needs its cpus/mems filled in at each level). */
-function makeCgroups(name: string): string[] {
+function makeCgroups(cgroup: string, name: string): string[] {
   const procs: string[] = [];
   for (const h of hierarchies()) {
     let path = join(CGROUP_ROOT, h);
-    for (const level of [CGROUP, name]) {
+    for (const level of [cgroup, name]) {
       const parent = path;
       path = join(path, level);
       mkdirSync(path, { recursive: true });
@@ -298,7 +301,7 @@ export async function startNode(spec: NodeSpec): Promise<NodeHandle & { state: s
   mkdirSync(sharedDir, { recursive: true });
   chmodSync(sharedDir, 0o1777);
 
-  const procs = makeCgroups(spec.name);
+  const procs = makeCgroups(spec.cgroup, spec.name);
   const log = openSync(join(spec.dir, 'console.log'), 'w');
   // The wrapper joins the node's cgroups first, so the new cgroup namespace is rooted there.
   const child = spawn(
@@ -346,7 +349,7 @@ export async function startNode(spec: NodeSpec): Promise<NodeHandle & { state: s
   const handle = { pid, starttime: starttimeOf(pid) ?? '' };
   // The host-side unshare must not sit in the node's cgroup: systemd would adopt it.
   for (const h of hierarchies()) writeFileSync(join(CGROUP_ROOT, h, 'cgroup.procs'), String(unsharePid));
-  await runOk('ip', ['link', 'add', 'name', 'eth0', 'link', BRIDGE, 'netns', String(pid), 'type', 'macvlan', 'mode', 'bridge']);
+  await runOk('ip', ['link', 'add', 'name', 'eth0', 'link', spec.bridge, 'netns', String(pid), 'type', 'macvlan', 'mode', 'bridge']);
   await waitFor(`${spec.name} to take the go signal`, 10_000, () => {
     if (!isAlive(handle)) throw new Error(`${spec.name}: PID 1 exited before it started: ${consoleTail(spec)}`);
     try {

@@ -2,7 +2,7 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, rmdirSync, writeFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { stringify } from 'yaml';
-import { BRIDGE, CGROUP, CGROUP_ROOT, DEFAULT_STATE_DIR, HOST_ADDR, HOST_LINK, MAX_NODES, PREFIX_LEN, files, nodeAddr, stateDir } from './layout.js';
+import { CGROUP_ROOT, MAX_NODES, PREFIX_LEN, RUN_ROOT, claimSubnet, files, hostAddr, instance, instancesOnHost, nodeAddr, releaseSubnet, removeIfEmpty, type Instance } from './layout.js';
 import { NODE_MONITOR_GRACE_PERIOD, apiClient, apiDir, kubeconfigFile, startApi, stopApi } from './api/control.js';
 import { CONTAINERD_PATHS, isAlive, nodeExec, startNode, stopNode, type ContainerdPaths, type Init } from './node.js';
 import { requirePrograms, requireRoot } from './prereq.js';
@@ -40,7 +40,7 @@ export interface UpOptions {
   log?: (line: string) => void;
 }
 
-export function readState(dir = stateDir()): SandboxState | undefined {
+export function readState(dir = instance().dir): SandboxState | undefined {
   const f = files(dir).state;
   if (!existsSync(f)) return undefined;
   try {
@@ -131,16 +131,16 @@ function inventoryYaml(state: SandboxState, dir: string): string {
   return `# Written by \`decom sandbox up\` (${state.createdAt}); removed by \`decom sandbox down\`.\n${stringify(doc, { nullStr: '', lineWidth: 0 })}`;
 }
 
-async function ensureHostNetwork(): Promise<void> {
-  if ((await run('ip', ['link', 'show', BRIDGE])).code !== 0) {
-    await runOk('ip', ['link', 'add', BRIDGE, 'type', 'bridge']);
+async function ensureHostNetwork(inst: Instance, slot: number): Promise<void> {
+  if ((await run('ip', ['link', 'show', inst.bridge])).code !== 0) {
+    await runOk('ip', ['link', 'add', inst.bridge, 'type', 'bridge']);
   }
-  await runOk('ip', ['link', 'set', BRIDGE, 'up']);
-  if ((await run('ip', ['link', 'show', HOST_LINK])).code !== 0) {
-    await runOk('ip', ['link', 'add', HOST_LINK, 'link', BRIDGE, 'type', 'macvlan', 'mode', 'bridge']);
-    await runOk('ip', ['addr', 'add', `${HOST_ADDR}/${PREFIX_LEN}`, 'dev', HOST_LINK]);
+  await runOk('ip', ['link', 'set', inst.bridge, 'up']);
+  if ((await run('ip', ['link', 'show', inst.hostLink])).code !== 0) {
+    await runOk('ip', ['link', 'add', inst.hostLink, 'link', inst.bridge, 'type', 'macvlan', 'mode', 'bridge']);
+    await runOk('ip', ['addr', 'add', `${hostAddr(slot)}/${PREFIX_LEN}`, 'dev', inst.hostLink]);
   }
-  await runOk('ip', ['link', 'set', HOST_LINK, 'up']);
+  await runOk('ip', ['link', 'set', inst.hostLink, 'up']);
 }
 
 /** At most `limit` promises in flight: a 2-core host boots 50 nodes faster in waves than all at once. */
@@ -163,7 +163,7 @@ async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, 
   return out;
 }
 
-export async function up(o: UpOptions): Promise<SandboxState> {
+export async function up(o: UpOptions, inst: Instance = instance()): Promise<SandboxState> {
   const log = o.log ?? (() => {});
   checkUpOptions(o);
   requireRoot('decom sandbox up');
@@ -180,17 +180,20 @@ export async function up(o: UpOptions): Promise<SandboxState> {
   ]);
   const list = o.scenario ? scenarioList(o.scenario) : [];
   const plan = nodePlan(o, list, log);
-  const dir = stateDir();
+  const dir = inst.dir;
   const f = files(dir);
   const existing = readState(dir);
   if (existing && existing.nodes.some(isAlive)) {
-    throw inputError(`a sandbox is already up in ${dir} (${existing.nodes.length} nodes): run \`decom sandbox down\` first`);
+    const which = inst.name === null ? '' : ` --instance ${inst.name}`;
+    throw inputError(`a sandbox is already up in ${dir} (${existing.nodes.length} nodes): run \`decom sandbox down${which}\` first`);
   }
-  await down(); // leftovers of a crashed run: clear them before building
+  await down(inst); // leftovers of a crashed run: clear them before building
 
   const state: SandboxState = {
     version: 1,
     createdAt: new Date().toISOString(),
+    ...(inst.name === null ? {} : { instance: inst.name }),
+    subnet: 0,
     scenario: o.scenario,
     etcd: o.etcd,
     services: o.services,
@@ -198,16 +201,17 @@ export async function up(o: UpOptions): Promise<SandboxState> {
   };
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    state.hostSysctls = raiseInotifyInstances(o);
+    state.subnet = claimSubnet(inst.name);
     writeFileSync(f.state, JSON.stringify(state, null, 2));
+    raiseInotifyInstances(o, inst);
     await runOk('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'decom-sandbox', '-f', f.key]);
     const authorizedKey = readFileSync(`${f.key}.pub`, 'utf8');
-    await ensureHostNetwork();
-    const peers = Array.from({ length: o.nodes }, (_, i) => ({ name: `node${i + 1}`, addr: nodeAddr(i + 1) }));
+    await ensureHostNetwork(inst, state.subnet);
+    const peers = Array.from({ length: o.nodes }, (_, i) => ({ name: `node${i + 1}`, addr: nodeAddr(state.subnet ?? 0, i + 1) }));
     log(`booting ${o.nodes} node${o.nodes > 1 ? 's' : ''} (${describePlan(plan)})`);
     await mapLimit(peers, 12, async (p, i) => {
       const { init, runtime, containerdPaths } = plan[i] as NodePlan;
-      const h = await startNode({ ...p, init, runtime, containerdPaths, dir: f.node(p.name), peers, authorizedKey });
+      const h = await startNode({ ...p, init, runtime, containerdPaths, dir: f.node(p.name), peers, authorizedKey, bridge: inst.bridge, cgroup: inst.cgroup });
       const { state: bootState, ...handle } = h;
       const { binds: _, ...facts } = runtime;
       state.nodes[i] = { ...p, ...handle, init, runtime: facts, containerdPaths, roles: rolesOf(i, o.controlPlanes), bootState };
@@ -228,7 +232,7 @@ export async function up(o: UpOptions): Promise<SandboxState> {
     const apiScenarios = new Set(list.filter(needsApi));
     if (o.api || apiScenarios.size) {
       log('starting the Kubernetes API');
-      await startApi(dir, o.nodeMonitorGracePeriod);
+      await startApi(dir, hostAddr(state.subnet), o.nodeMonitorGracePeriod);
       state.api = true;
       writeFileSync(f.state, JSON.stringify(state, null, 2));
       writeFileSync(f.inventory, inventoryYaml(state, dir)); // now naming the kubeconfig
@@ -260,7 +264,7 @@ export async function up(o: UpOptions): Promise<SandboxState> {
     return state;
   } catch (e) {
     log('bring-up failed: tearing down what was built');
-    await down().catch(() => {});
+    await down(inst).catch(() => {});
     throw e;
   }
 }
@@ -301,20 +305,55 @@ function describePlan(plan: NodePlan[]): string {
 }
 
 /**
- * systemd, journald and dbus each hold inotify instances, and every node shares the
- * host's per-user limit (128 by default: about 25 systemd nodes). Raised for the
- * sandbox's life and put back by `down`.
+ * systemd, journald and dbus each hold inotify instances, and every node of every
+ * instance shares the host's per-user limit (128 by default: about 25 systemd nodes).
+ * Raised while sandboxes run; the first raise records the host's value in RUN_ROOT, and
+ * the `down` that leaves no instance up puts it back.
  */
 const INOTIFY = '/proc/sys/fs/inotify/max_user_instances';
-function raiseInotifyInstances(o: UpOptions): Record<string, string> {
+const INOTIFY_RECORD = join(RUN_ROOT, 'inotify-max-user-instances');
+
+/** Every instance's state dir with a sandbox in it: the default one and each named one left on the host. */
+async function instanceDirs(): Promise<Instance[]> {
+  const links = (await run('ip', ['-o', 'link', 'show'])).stdout.split('\n').map((l) => l.split(': ')[1]?.split('@')[0] ?? '');
+  return [instance(null), ...instancesOnHost(links).map((n) => instance(n))];
+}
+
+/** systemd nodes alive in every instance but `inst`. */
+async function otherSystemdNodes(inst: Instance): Promise<number> {
+  let count = 0;
+  for (const other of await instanceDirs()) {
+    if (other.dir === inst.dir) continue;
+    count += (readState(other.dir)?.nodes ?? []).filter((n) => n.init === 'systemd' && isAlive(n)).length;
+  }
+  return count;
+}
+
+async function raiseInotifyInstances(o: UpOptions, inst: Instance): Promise<void> {
   const inits = initList(o.init);
   const systemdNodes = Array.from({ length: o.nodes }, (_, i) => inits[i % inits.length]).filter((x) => x === 'systemd').length;
-  if (!systemdNodes) return {};
+  if (!systemdNodes) return;
   const current = readFileSync(INOTIFY, 'utf8').trim();
-  const needed = 128 + 8 * systemdNodes;
-  if (Number(current) >= needed) return {};
+  const needed = 128 + 8 * (systemdNodes + (await otherSystemdNodes(inst)));
+  if (Number(current) >= needed) return;
+  try {
+    writeFileSync(INOTIFY_RECORD, current, { flag: 'wx' }); // only the first raise records the host's value
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+  }
   writeFileSync(INOTIFY, String(needed));
-  return { [INOTIFY]: current };
+}
+
+/** Puts the host's value back once no instance runs a node. */
+async function restoreInotifyInstances(inst: Instance, state: SandboxState | undefined): Promise<void> {
+  const legacy = state?.hostSysctls?.[INOTIFY]; // a state written before instances: its own record
+  let saved = legacy;
+  if (existsSync(INOTIFY_RECORD)) {
+    if ((await otherSystemdNodes(inst)) > 0) return;
+    saved = readFileSync(INOTIFY_RECORD, 'utf8').trim();
+    rmSync(INOTIFY_RECORD, { force: true });
+  }
+  if (saved && /^\d+$/.test(saved)) writeFileSync(INOTIFY, saved);
 }
 
 /** Removes what `up` wrote, by name, and the folder only when that leaves it empty. */
@@ -323,46 +362,43 @@ function removeStateDir(dir: string): void {
   for (const p of [f.state, f.key, `${f.key}.pub`, f.knownHosts, f.inventory, f.image, `${f.image}.tmp`, f.shared, join(dir, 'nodes'), apiDir(dir), kubeconfigFile(dir)]) {
     rmSync(p, { recursive: true, force: true });
   }
-  for (const d of [dir, ...(dir === DEFAULT_STATE_DIR ? [dirname(dir)] : [])]) {
-    try {
-      rmdirSync(d);
-    } catch {
-      /* not empty (not only ours), or already gone */
-    }
-  }
+  removeIfEmpty(dir);
+  // /run/decom goes with the last instance's folder (never a folder DECOM_SANDBOX_DIR named).
+  if (dirname(dir) === RUN_ROOT) removeIfEmpty(RUN_ROOT);
 }
 
-/** Every cgroup dir of the sandbox, deepest first, in every hierarchy. */
-function sandboxCgroups(): string[] {
+/** Every cgroup dir of the instance, deepest first, in every hierarchy. */
+function sandboxCgroups(inst: Instance): string[] {
   const out: string[] = [];
   const walk = (d: string) => {
     for (const e of readdirSync(d, { withFileTypes: true })) if (e.isDirectory()) walk(join(d, e.name));
     out.push(d);
   };
   for (const h of readdirSync(CGROUP_ROOT)) {
-    const top = join(CGROUP_ROOT, h, CGROUP);
+    const top = join(CGROUP_ROOT, h, inst.cgroup);
     if (existsSync(top) && statSync(top).isDirectory()) walk(top);
   }
   return out;
 }
 
 /**
- * Tears the sandbox down to nothing: node PID 1s (their PID namespaces take every
+ * Tears one instance down to nothing: node PID 1s (their PID namespaces take every
  * process with them, and the last process takes the mounts and the netns), any
- * stray process still in the sandbox's cgroups, the cgroups, the host links and
- * their neighbour entries, and the state dir. Safe to run when nothing is up.
+ * stray process still in its cgroups, the cgroups, its host links and their
+ * neighbour entries, its subnet and its state dir. Other instances are not touched.
+ * Safe to run when nothing is up.
  */
-export async function down(): Promise<{ nodes: number }> {
+export async function down(inst: Instance = instance()): Promise<{ nodes: number }> {
   requireRoot('decom sandbox down');
-  const dir = stateDir();
+  const dir = inst.dir;
   const state = readState(dir);
   const nodes = state?.nodes ?? [];
   await stopApi(dir);
   await Promise.all(nodes.map(stopNode));
-  // Anything left in the sandbox's cgroups (by PID, from the kernel's own list).
+  // Anything left in the instance's cgroups (by PID, from the kernel's own list).
   for (let round = 0; round < 50; round++) {
     const pids = new Set<number>();
-    for (const cg of sandboxCgroups()) {
+    for (const cg of sandboxCgroups(inst)) {
       try {
         for (const p of readFileSync(join(cg, 'cgroup.procs'), 'utf8').split('\n')) if (p) pids.add(Number(p));
       } catch {
@@ -379,7 +415,7 @@ export async function down(): Promise<{ nodes: number }> {
     }
     await new Promise((r) => setTimeout(r, 50));
   }
-  for (const cg of sandboxCgroups()) {
+  for (const cg of sandboxCgroups(inst)) {
     for (let i = 0; i < 50; i++) {
       try {
         rmdirSync(cg);
@@ -390,15 +426,28 @@ export async function down(): Promise<{ nodes: number }> {
       }
     }
   }
-  if ((await run('ip', ['link', 'show', HOST_LINK])).code === 0) {
-    await run('ip', ['neigh', 'flush', 'dev', HOST_LINK]);
-    await runOk('ip', ['link', 'del', HOST_LINK]);
+  if ((await run('ip', ['link', 'show', inst.hostLink])).code === 0) {
+    await run('ip', ['neigh', 'flush', 'dev', inst.hostLink]);
+    await runOk('ip', ['link', 'del', inst.hostLink]);
   }
-  if ((await run('ip', ['link', 'show', BRIDGE])).code === 0) await runOk('ip', ['link', 'del', BRIDGE]);
-  const inotify = state?.hostSysctls?.[INOTIFY];
-  if (inotify && /^\d+$/.test(inotify)) writeFileSync(INOTIFY, inotify);
+  if ((await run('ip', ['link', 'show', inst.bridge])).code === 0) await runOk('ip', ['link', 'del', inst.bridge]);
+  await restoreInotifyInstances(inst, state);
+  releaseSubnet(inst.name);
   removeStateDir(dir);
   return { nodes: nodes.length };
+}
+
+/** `down --all`: every instance on the host, the default one and each named one, found by name. */
+export async function downAll(): Promise<{ instances: number; nodes: number }> {
+  requireRoot('decom sandbox down');
+  let instances = 0;
+  let nodes = 0;
+  for (const inst of await instanceDirs()) {
+    const r = await down(inst);
+    if (r.nodes) instances++;
+    nodes += r.nodes;
+  }
+  return { instances, nodes };
 }
 
 export interface NodeStatus {
@@ -414,9 +463,9 @@ export interface NodeStatus {
   state: string;
 }
 
-export async function status(): Promise<{ dir: string; state: SandboxState | undefined; nodes: NodeStatus[] }> {
+export async function status(inst: Instance = instance()): Promise<{ dir: string; state: SandboxState | undefined; nodes: NodeStatus[] }> {
   requireRoot('decom sandbox status'); // the state folder is root's (0700): without root it looks empty
-  const dir = stateDir();
+  const dir = inst.dir;
   const state = readState(dir);
   const nodes = await Promise.all(
     (state?.nodes ?? []).filter(Boolean).map(async (n): Promise<NodeStatus> => {

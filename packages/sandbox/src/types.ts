@@ -26,6 +26,10 @@ export interface SandboxNode extends NodeHandle {
 export interface SandboxState {
   version: 1;
   createdAt: string;
+  /** The named instance (`up --instance`); absent for the default one. */
+  instance?: string;
+  /** Its subnet's slot: the nodes are 198.18.SUBNET.11 and on, the host 198.18.SUBNET.1 (layout.ts); absent means 0. */
+  subnet?: number;
   /** As given to `up --scenario` (one, or several separated by commas: one per node, in turn). */
   scenario: string | null;
   etcd: boolean;
@@ -34,6 +38,6 @@ export interface SandboxState {
   nodes: SandboxNode[];
   /** The sandbox's Kubernetes API was started (`up --api`). */
   api?: boolean;
-  /** Host sysctls `up` raised, with the values `down` puts back. */
+  /** Host sysctls `up` raised, with the values `down` puts back (states written before instances; now a record in /run/decom). */
   hostSysctls?: Record<string, string>;
 }

@@ -9,7 +9,7 @@ import { parse as parseJunit } from 'junit2json';
 import { chromium } from 'playwright-core';
 import { PNG } from 'pngjs';
 import { parse as parseYaml } from 'yaml';
-import { CLI, decom, down, ROOT, ssh, STATE_DIR, up } from '../helpers/sandbox.js';
+import { CLI, decom, down, ROOT, ssh, STATE_DIR, up, addrOf, subnetAddr } from '../helpers/sandbox.js';
 import { ok, requireKubectl, sleep } from '../helpers/kubectl.js';
 import { shardOf } from '../../src/audit/audit.js';
 import { KIND_COLOURS, CLEAN_COLOUR } from '../../src/audit/html.js';
@@ -343,7 +343,7 @@ describe('a healthy cluster: nothing is reported; stale members, Nodes and attac
   });
 
   it('reports an etcd member, a Node and a VolumeAttachment no inventory host accounts for, in the cluster row', () => {
-    ssh('node1', 'ETCDCTL_API=3 etcdctl --endpoints http://198.18.0.11:2379 member add ghost --learner --peer-urls=http://198.18.0.99:2380 >/dev/null');
+    ssh('node1', `ETCDCTL_API=3 etcdctl --endpoints http://${addrOf('node1')}:2379 member add ghost --learner --peer-urls=http://${subnetAddr(99)}:2380 >/dev/null`);
     writeFileSync(join(tmp, 'ghosts.yaml'), `apiVersion: storage.k8s.io/v1
 kind: VolumeAttachment
 metadata: {name: csi-0d1e2f3a4b5c6d7e8f90a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0c1d2, finalizers: [external-attacher/ebs-csi-aws-com]}

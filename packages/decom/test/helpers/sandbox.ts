@@ -1,15 +1,40 @@
-// The sandbox as the tests drive it: the built decom CLI, `sandbox up` and `down`, SSH to a
-// node with the sandbox's key and pinned host key, listening ports and mount targets parsed,
-// and a snapshot of what the sandbox could leave on the host.
+// The sandbox as the tests drive it: the built decom CLI, `sandbox up` and `down` of the test
+// worker's own instance, SSH to a node with the sandbox's key and pinned host key, listening
+// ports and mount targets parsed, and a snapshot of what the sandbox could leave on the host.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { RANGE_PREFIX, RUN_ROOT, instance } from '../../../sandbox/src/layout.js';
 
 /** decom's package (its dist, deploy, inventory, test fixtures), and the checkout holding both packages. */
 export const ROOT = join(import.meta.dirname, '..', '..');
 export const CHECKOUT = join(ROOT, '..', '..');
 export const CLI = join(ROOT, 'dist', 'cli.js');
-export const STATE_DIR = '/run/decom/sandbox';
+
+// Each vitest worker has a sandbox instance of its own (w1, w2, …: VITEST_POOL_ID is unique
+// among the workers running at once), so two test files can run side by side. Set here, it
+// reaches every decom and decom-sandbox command the test starts.
+if (process.env.VITEST_POOL_ID && !process.env.DECOM_SANDBOX_INSTANCE) process.env.DECOM_SANDBOX_INSTANCE = `w${process.env.VITEST_POOL_ID}`;
+/** The test worker's sandbox: its name, state dir and host-side names (packages/sandbox/src/layout.ts). */
+export const INSTANCE = instance();
+export const STATE_DIR = INSTANCE.dir;
+
+/**
+ * Runs `fn` against another instance: the helpers below (nodes, ssh) and the decom
+ * commands it starts then act on that one. For the tests of instances side by side.
+ */
+export function inInstance<T>(name: string, fn: () => T): T {
+  const saved = process.env.DECOM_SANDBOX_INSTANCE;
+  process.env.DECOM_SANDBOX_INSTANCE = name;
+  try {
+    return fn();
+  } finally {
+    if (saved === undefined) delete process.env.DECOM_SANDBOX_INSTANCE;
+    else process.env.DECOM_SANDBOX_INSTANCE = saved;
+  }
+}
+/** The state dir of the instance the helpers act on now (the worker's own, unless inInstance). */
+const stateDirNow = (): string => instance().dir;
 
 export interface CliResult {
   code: number;
@@ -43,7 +68,17 @@ interface StateNode {
   /** The scenario planted on it. */
   scenario?: string;
 }
-export const nodes = (): StateNode[] => JSON.parse(readFileSync(join(STATE_DIR, 'state.json'), 'utf8')).nodes;
+export const nodes = (): StateNode[] => JSON.parse(readFileSync(join(stateDirNow(), 'state.json'), 'utf8')).nodes;
+
+/** A node's address in the worker's instance, from its state.json. */
+export function addrOf(node: string): string {
+  const n = nodes().find((x) => x.name === node);
+  if (!n) throw new Error(`no node ${node}`);
+  return n.addr;
+}
+
+/** An address of the instance's subnet by its host part: one no node holds, for a gone host or a route's gateway. */
+export const subnetAddr = (host: number): string => `${addrOf('node1').replace(/\.\d+$/, '')}.${host}`;
 
 /** Runs a command on a node over its real sshd, with the sandbox's key and pinned host key. */
 export function ssh(node: string, command: string): string {
@@ -51,7 +86,7 @@ export function ssh(node: string, command: string): string {
   if (!n) throw new Error(`no node ${node}`);
   const r = spawnSync(
     'ssh',
-    ['-i', join(STATE_DIR, 'id_ed25519'), '-o', `UserKnownHostsFile=${join(STATE_DIR, 'known_hosts')}`, '-o', 'StrictHostKeyChecking=yes', '-o', 'BatchMode=yes', `root@${n.addr}`, command],
+    ['-i', join(stateDirNow(), 'id_ed25519'), '-o', `UserKnownHostsFile=${join(stateDirNow(), 'known_hosts')}`, '-o', 'StrictHostKeyChecking=yes', '-o', 'BatchMode=yes', `root@${n.addr}`, command],
     { encoding: 'utf8', timeout: 60_000 },
   );
   if (r.status !== 0) throw new Error(`ssh ${node} ${command}: exit ${r.status}: ${r.stderr}`);
@@ -107,9 +142,9 @@ export function hostSnapshot() {
     iptablesLegacy: sh("iptables-legacy-save 2>/dev/null | grep -v '^#' || true"),
     nft: sh('nft list ruleset 2>/dev/null || true'),
     listening: ports(sh('ss -Hltn')).sort(),
-    neighbours: sh("ip neigh show | grep '^198\\.18\\.' || true"),
+    neighbours: sh(`ip neigh show | grep '^${RANGE_PREFIX.replaceAll('.', '\\.')}' || true`),
     processes: procs,
-    stateDir: existsSync('/run/decom'),
+    stateDir: existsSync(RUN_ROOT),
     inotifyInstances: readFileSync('/proc/sys/fs/inotify/max_user_instances', 'utf8').trim(),
   };
 }

@@ -6,7 +6,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { decom, down, ssh, up } from '../helpers/sandbox.js';
+import { decom, down, ssh, up, addrOf } from '../helpers/sandbox.js';
 import { leftovers } from '../helpers/residue.js';
 import { INVENTORY, reportOf, runJson, startRun, until, type RunReport } from '../helpers/run.js';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
@@ -165,7 +165,7 @@ describe('decommission on the cluster scenario (3 nodes, etcd on node1)', () => 
     const machineId = ssh('node2', 'cat /etc/machine-id').trim();
     const nodeId = ok('get', 'node', 'node3', '-o', 'jsonpath={.status.nodeInfo.machineID}');
     expect(host(r.report, 'node2').refused).toBe(
-      `node2 (198.18.0.12) has machine-id ${machineId}, but Node node3 reports ${nodeId}: the inventory address is another machine than the Node; refusing to drain and delete it`,
+      `node2 (${addrOf('node2')}) has machine-id ${machineId}, but Node node3 reports ${nodeId}: the inventory address is another machine than the Node; refusing to drain and delete it`,
     );
     expect([snapshot('node1'), snapshot('node2')].join('\n')).toBe(before);
   });
@@ -321,11 +321,11 @@ describe('decommission of a control-plane + etcd host in a 3-member real etcd cl
     expect(r.code, JSON.stringify(host(r.report, 'node3'))).toBe(0);
     expect(step(r.report, 'node3', 'etcd-member').actions.map((a) => a.what)).toEqual([
       expect.stringMatching(/^saved an etcd snapshot on node1, copied to .*\/etcd-snapshot-node3\.db$/),
-      'remove etcd member node3 (http://198.18.0.13:2380) through node1',
+      `remove etcd member node3 (http://${addrOf('node3')}:2380) through node1`,
     ]);
     expect(members()).toEqual(['node1', 'node2']);
     const health = etcdctl('node1', 'endpoint health --cluster');
-    expect(health.split('\n').filter((l) => / is healthy: /.test(l)).map((l) => l.split(' ')[0]).sort()).toEqual(['http://198.18.0.11:2379', 'http://198.18.0.12:2379']);
+    expect(health.split('\n').filter((l) => / is healthy: /.test(l)).map((l) => l.split(' ')[0]).sort()).toEqual([`http://${addrOf('node1')}:2379`, `http://${addrOf('node2')}:2379`]);
     const file = /copied to (\S+)$/.exec(step(r.report, 'node3', 'etcd-member').actions[0]!.what)![1]!;
     const status = spawnSync('etcdctl', ['snapshot', 'status', file, '-w', 'json'], { encoding: 'utf8', env: { ...process.env, ETCDCTL_API: '3' } });
     expect(status.status, status.stderr).toBe(0);

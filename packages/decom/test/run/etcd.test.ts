@@ -2,7 +2,7 @@
 // scenario: the reset refuses a voting member of the healthy cluster, and resets a member
 // whose cluster has lost quorum.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { down, ssh, up } from '../helpers/sandbox.js';
+import { down, ssh, up, addrOf } from '../helpers/sandbox.js';
 import { leftovers } from '../helpers/residue.js';
 import { runJson } from '../helpers/run.js';
 import { holders } from '../helpers/facts.js';
@@ -15,7 +15,7 @@ describe('real etcd on the etcd nodes', () => {
   it('runs a healthy 3-member cluster, as etcd.service, with the static etcd pod left out', () => {
     const health = ssh('node2', 'ETCDCTL_API=3 etcdctl endpoint health --cluster 2>&1');
     const healthy = health.split('\n').filter((l) => / is healthy: successfully committed proposal/.test(l));
-    expect(healthy.map((l) => l.split(' ')[0]).sort()).toEqual(['http://198.18.0.11:2379', 'http://198.18.0.12:2379', 'http://198.18.0.13:2379']);
+    expect(healthy.map((l) => l.split(' ')[0]).sort()).toEqual(['node1', 'node2', 'node3'].map((n) => `http://${addrOf(n)}:2379`));
     const members = ssh('node1', 'ETCDCTL_API=3 etcdctl member list -w json');
     expect((JSON.parse(members) as { members: { name: string }[] }).members.map((m) => m.name).sort()).toEqual(['node1', 'node2', 'node3']);
     expect(ssh('node1', 'systemctl is-active etcd').trim()).toBe('active');

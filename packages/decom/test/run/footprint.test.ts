@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decom, down, ssh, STATE_DIR, up } from '../helpers/sandbox.js';
+import { decom, down, ssh, STATE_DIR, up, subnetAddr } from '../helpers/sandbox.js';
 import { installedLeftovers, leftovers, nodeSnapshot, userObjects } from '../helpers/residue.js';
 import { runJson, type RunReport } from '../helpers/run.js';
 import { tempDir } from '../helpers/temp.js';
@@ -128,7 +128,7 @@ describe('the whole footprint on kubespray-leftovers: the membership tier, and t
     const planned = c.report.hosts[0]!.steps.flatMap((s) => s.actions.map((a) => `${s.name}: ${a.what}`)).join('\n');
     for (const want of [
       'routes: delete route blackhole 10.233.65.0/24 proto 12',
-      'routes: delete route 10.240.3.0/24 proto 17 via 198.18.0.251',
+      `routes: delete route 10.240.3.0/24 proto 17 via ${subnetAddr(251)}`,
       'firewall: destroy 5 ipsets: KUBE-CLUSTER-IP, KUBE-LOOP-BACK, KUBE-NODE-PORT-TCP, cali40all-ipam-pools, cali40masq-ipam-pools',
       'files: delete /etc/nginx/nginx.conf',
       'files: delete /sys/fs/bpf/tc/globals/cilium_lxc',

@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, decom, down, ssh, STATE_DIR, up } from '../helpers/sandbox.js';
+import { CLI, decom, down, ssh, STATE_DIR, up, addrOf, subnetAddr } from '../helpers/sandbox.js';
 import { facts, holders, lines, mounts, type Facts } from '../helpers/facts.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -153,7 +153,7 @@ describe('decom verify on kubespray-leftovers', () => {
       inv,
       readFileSync(INVENTORY, 'utf8').replace(
         /^ {2}children:/m,
-        `    gone:\n      ansible_host: 198.18.0.99\n      ansible_ssh_private_key_file: ${join(STATE_DIR, 'id_ed25519')}\n      ansible_ssh_common_args: -o ConnectTimeout=2\n  children:`,
+        `    gone:\n      ansible_host: ${subnetAddr(99)}\n      ansible_ssh_private_key_file: ${join(STATE_DIR, 'id_ed25519')}\n      ansible_ssh_common_args: -o ConnectTimeout=2\n  children:`,
       ),
     );
     const v = decom(['verify', inv, 'node1', 'gone', '--output', 'json']);
@@ -165,15 +165,16 @@ describe('decom verify on kubespray-leftovers', () => {
       ['gone', false],
     ]);
     expect(rep.hosts[0]!.findings.length).toBeGreaterThan(0);
-    expect(rep.hosts[1]!.error).toMatch(/^gone: connect: .*198\.18\.0\.99:22/);
+    expect(rep.hosts[1]!.error).toContain(`${subnetAddr(99)}:22`);
+    expect(rep.hosts[1]!.error).toMatch(/^gone: connect: /);
   });
 
   it('refuses a host whose key does not match known_hosts, naming the fingerprint', () => {
     const dir = tempDir('decom-kh-');
     const kh = join(dir, 'known_hosts');
     // node2's key recorded for node1's address: node1's real key is then a changed key.
-    const line2 = readFileSync(join(STATE_DIR, 'known_hosts'), 'utf8').split('\n').find((l) => l.startsWith('198.18.0.12 '))!;
-    writeFileSync(kh, `${line2.replace('198.18.0.12', '198.18.0.11')}\n`);
+    const line2 = readFileSync(join(STATE_DIR, 'known_hosts'), 'utf8').split('\n').find((l) => l.startsWith(`${addrOf('node2')} `))!;
+    writeFileSync(kh, `${line2.replace(addrOf('node2'), addrOf('node1'))}\n`);
     const v = decom(['verify', INVENTORY, 'node1', 'node2', '--known-hosts', kh, '--output', 'json']);
     rmSync(dir, { recursive: true });
     expect(v.code).toBe(3);

@@ -10,7 +10,6 @@ import { request } from 'node:https';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runOk } from 'decom/run';
-import { HOST_ADDR } from '../layout.js';
 import { isAlive, starttimeOf } from '../node.js';
 import { ApiClient } from './client.js';
 
@@ -44,17 +43,17 @@ const pidOf = (dir: string): number | undefined => {
 };
 
 /** The CA, the server's certificate (for the host side of the sandbox network and loopback), the token, the kubeconfig. */
-async function prepare(sandboxDir: string, grace: number): Promise<ApiConfig> {
+async function prepare(sandboxDir: string, host: string, grace: number): Promise<ApiConfig> {
   const dir = apiDir(sandboxDir);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const cfgFile = join(dir, 'api.json');
   if (existsSync(cfgFile)) return JSON.parse(readFileSync(cfgFile, 'utf8')) as ApiConfig;
   const p = (f: string) => join(dir, f);
   await runOk('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '365', '-subj', '/CN=decom-sandbox-ca', '-keyout', p('ca.key'), '-out', p('ca.crt')]);
-  writeFileSync(p('san.cnf'), `subjectAltName=IP:${HOST_ADDR},IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default.svc\nextendedKeyUsage=serverAuth\n`);
+  writeFileSync(p('san.cnf'), `subjectAltName=IP:${host},IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default.svc\nextendedKeyUsage=serverAuth\n`);
   await runOk('openssl', ['req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-subj', '/CN=kube-apiserver', '-keyout', p('server.key'), '-out', p('server.csr')]);
   await runOk('openssl', ['x509', '-req', '-in', p('server.csr'), '-CA', p('ca.crt'), '-CAkey', p('ca.key'), '-CAcreateserial', '-days', '365', '-extfile', p('san.cnf'), '-out', p('server.crt')]);
-  const cfg: ApiConfig = { host: HOST_ADDR, port: API_PORT, token: randomBytes(24).toString('hex'), nodeMonitorGracePeriodSeconds: grace };
+  const cfg: ApiConfig = { host, port: API_PORT, token: randomBytes(24).toString('hex'), nodeMonitorGracePeriodSeconds: grace };
   writeFileSync(cfgFile, JSON.stringify(cfg), { mode: 0o600 });
   const ca = readFileSync(p('ca.crt')).toString('base64');
   writeFileSync(
@@ -97,10 +96,14 @@ function ready(cfg: ApiConfig, ca: Buffer): Promise<boolean> {
   });
 }
 
-/** Starts the API (its objects kept from the last run), or says it already runs. The grace period is set when the API is first made. */
-export async function startApi(sandboxDir: string, nodeMonitorGracePeriodSeconds = NODE_MONITOR_GRACE_PERIOD): Promise<{ pid: number; started: boolean }> {
+/**
+ * Starts the API (its objects kept from the last run) on `host` (the host side of its
+ * instance's subnet), or says it already runs. The address and the grace period are
+ * set when the API is first made.
+ */
+export async function startApi(sandboxDir: string, host: string, nodeMonitorGracePeriodSeconds = NODE_MONITOR_GRACE_PERIOD): Promise<{ pid: number; started: boolean }> {
   const dir = apiDir(sandboxDir);
-  const cfg = await prepare(sandboxDir, nodeMonitorGracePeriodSeconds);
+  const cfg = await prepare(sandboxDir, host, nodeMonitorGracePeriodSeconds);
   const running = pidOf(dir);
   if (running) return { pid: running, started: false };
   const log = openSync(join(dir, 'api.log'), 'a');

@@ -24,6 +24,7 @@ import { copyFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ApiClient } from '../api/client.js';
 import { apiDir, startApi, stopApi } from '../api/control.js';
+import { hostAddr } from '../layout.js';
 import { FAULTS } from '../api/behaviour.js';
 import { nodeExec, waitFor } from '../node.js';
 import type { SandboxNode, SandboxState } from '../types.js';
@@ -171,7 +172,7 @@ async function etcdRestore(p: ClusterPlan, node: SandboxNode): Promise<void> {
   const snapshot = `${store}.snapshot`;
   await stopApi(p.dir);
   copyFileSync(store, snapshot);
-  await startApi(p.dir);
+  await startApi(p.dir, hostAddr(p.state.subnet ?? 0));
   for (const [name, hostNetwork] of [['orders-5f7b8c9d4-kq2xz', false], ['metrics-agent-x8w2p', true]] as const) {
     await p.api.must('POST', '/api/v1/namespaces/default/pods', {
       apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default', labels: { app: name.split('-')[0] } },
@@ -183,7 +184,7 @@ async function etcdRestore(p: ClusterPlan, node: SandboxNode): Promise<void> {
   await stopApi(p.dir);
   copyFileSync(snapshot, store);
   rmSync(snapshot);
-  await startApi(p.dir);
+  await startApi(p.dir, hostAddr(p.state.subnet ?? 0));
 }
 
 async function stuckTerminating(p: ClusterPlan, first: SandboxNode, last: SandboxNode): Promise<void> {

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KUBELET_JS, MOVED_CONTAINERD, nodeExec } from '../node.js';
+import { subnetPrefix } from '../layout.js';
 import type { SandboxNode, SandboxState } from '../types.js';
 import { needsApi, type ScenarioName } from './catalog.js';
 
@@ -30,6 +31,8 @@ export async function runNodeScript(
     env: {
       NODE_NAME: node.name,
       NODE_ADDR: node.addr,
+      // Its instance's /24, "198.18.S.": the gateways of the routes scenarios plant sit in it.
+      SUBNET_PREFIX: subnetPrefix(state.subnet ?? 0),
       NODE_INDEX: String(state.nodes.indexOf(node) + 1),
       ROLES: node.roles.join(','),
       INIT: node.init,

@@ -8,9 +8,10 @@
 # CSI and projected volumes, kube-proxy's rules) is planted by hand, as those
 # components leave it (docs/sandbox.md#fidelity-what-is-real-and-what-stands-in-for-what).
 #
-# Environment: NODE_NAME NODE_ADDR NODE_INDEX ROLES INIT REAL_ETCD KUBELET_JS, and on a node
-# whose containerd paths are moved (--containerd-paths moved) CONTAINERD_ADDRESS (ctr
-# honours it), CONTAINERD_ROOT and CONTAINERD_STATE. Daemons started here do not get
+# Environment: NODE_NAME NODE_ADDR SUBNET_PREFIX (the instance's /24, "198.18.S.") NODE_INDEX
+# ROLES INIT REAL_ETCD KUBELET_JS, and on a node whose containerd paths are moved
+# (--containerd-paths moved) CONTAINERD_ADDRESS (ctr honours it), CONTAINERD_ROOT and
+# CONTAINERD_STATE. Daemons started here do not get
 # those three: an init would not pass them on, and decom must find the paths itself.
 # stdin: the busybox image tar (docker-archive + OCI layout)
 set -eu
@@ -351,8 +352,8 @@ kube_ipsets() {
 # a kube-router BGP route too. They never carry traffic here.
 bird_routes() {
   ip route add blackhole "10.233.$((64 + NODE_INDEX)).0/24" proto bird
-  ip route add 10.233.120.0/24 via 198.18.0.250 dev eth0 proto bird
-  ip route add 10.240.3.0/24 via 198.18.0.251 dev eth0 proto 17
+  ip route add 10.233.120.0/24 via "${SUBNET_PREFIX}250" dev eth0 proto bird
+  ip route add 10.240.3.0/24 via "${SUBNET_PREFIX}251" dev eth0 proto 17
 }
 
 # Cilium's maps, pinned where its agent pins them, on the node's own BPF filesystem.
@@ -603,8 +604,8 @@ not_kubernetes() {
   # The user's own nginx site, route (to a prefix like a pod block, but the OS's), ipset and BPF pin.
   mkdir -p /etc/nginx/conf.d
   printf 'upstream app_backend { server 127.0.0.1:8080; }\nserver { listen 8088; location / { proxy_pass http://app_backend; } }\n' > /etc/nginx/conf.d/app.conf
-  ip route add 10.233.121.0/24 via 198.18.0.252 dev eth0
-  ip route add 192.0.2.0/24 via 198.18.0.253 dev eth0 proto static
+  ip route add 10.233.121.0/24 via "${SUBNET_PREFIX}252" dev eth0
+  ip route add 192.0.2.0/24 via "${SUBNET_PREFIX}253" dev eth0 proto static
   ipset create app-blocklist hash:net
   ipset add app-blocklist 203.0.113.0/24
   if bpf_fs; then bpftool map create /sys/fs/bpf/app_ratelimit type hash key 4 value 4 entries 16 name app_ratelimit; fi

@@ -4,11 +4,13 @@ import { existsSync } from 'node:fs';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { decom, STATE_DIR } from '../../../decom/test/helpers/sandbox.js';
+import { decom, STATE_DIR, INSTANCE } from '../../../decom/test/helpers/sandbox.js';
 
 const nothingBuilt = () => {
   expect(existsSync(STATE_DIR)).toBe(false);
-  expect(execFileSync('ip', ['-o', 'link'], { encoding: 'utf8' })).not.toContain('decom-sb');
+  const links = execFileSync('ip', ['-o', 'link'], { encoding: 'utf8' });
+  expect(links).not.toContain(INSTANCE.bridge);
+  expect(links).not.toContain(INSTANCE.hostLink);
 };
 
 const oneLine = (stderr: string) => {
