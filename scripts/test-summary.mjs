@@ -6,7 +6,30 @@
 // or todo test — in CI a test that cannot run is a test that did not pass.
 //
 //   node scripts/test-summary.mjs test-results/vitest.json
-import { readFileSync } from 'node:fs';
+//   node scripts/test-summary.mjs --allow-empty unit.json node.json   (scripts/test --changed)
+//
+// Several reports are summed as one; a missing one counts as a failed file. With
+// --allow-empty, reports that hold no test at all (vitest --changed found no test of
+// the change) end "0 passed, 0 failed" and exit 0.
+import { existsSync, readFileSync } from 'node:fs';
+
+const COUNTS = ['numTotalTestSuites', 'numPassedTestSuites', 'numFailedTestSuites', 'numPendingTestSuites',
+  'numTotalTests', 'numPassedTests', 'numFailedTests', 'numPendingTests', 'numTodoTests'];
+
+/** Several vitest JSON reports as one: counts summed, files listed together; a missing report (undefined) is a failed file named by `names`. */
+export function mergeReports(reports, names = []) {
+  if (reports.length === 1) return reports[0];
+  const merged = { ...Object.fromEntries(COUNTS.map((k) => [k, 0])), testResults: [] };
+  reports.forEach((r, i) => {
+    if (!r) {
+      merged.testResults.push({ name: `${names[i] ?? `report ${i + 1}`} (vitest left no report)`, status: 'failed', assertionResults: [] });
+      return;
+    }
+    for (const k of COUNTS) merged[k] += r[k] ?? 0;
+    merged.testResults.push(...(r.testResults ?? []));
+  });
+  return merged;
+}
 
 /** @param {any} report vitest's JSON report (or undefined when there is none) */
 export function summarize(report, { ci = false, typecheckFailed = false } = {}) {
@@ -20,9 +43,17 @@ export function summarize(report, { ci = false, typecheckFailed = false } = {}) 
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const file = process.argv[2] ?? 'test-results/vitest.json';
-  let report;
-  try { report = JSON.parse(readFileSync(file, 'utf8')); } catch { report = undefined; }
+  const args = process.argv.slice(2);
+  const allowEmpty = args[0] === '--allow-empty';
+  const files = (allowEmpty ? args.slice(1) : args).length ? (allowEmpty ? args.slice(1) : args) : ['test-results/vitest.json'];
+  const read = (file) => {
+    try { return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : undefined; } catch { return undefined; }
+  };
+  const report = mergeReports(files.map(read), files);
+  if (allowEmpty && report && report.testResults?.length === 0) {
+    console.log('0 passed, 0 failed (no test file imports what changed)');
+    process.exit(0);
+  }
   const ci = process.env.CI === 'true' || process.env.CI === '1';
   const { line, failed, notRunTests } = summarize(report, { ci, typecheckFailed: process.env.TYPECHECK_FAILED === '1' });
   if (ci) for (const t of notRunTests) console.log(`not run (counted as failed, CI=true): ${t}`);
