@@ -17,15 +17,16 @@ export const HOST_WIDE = [
   'packages/decom/test/run/reset-scale.test.ts',
 ];
 
-// Three projects:
+// Three projects, one after the other (sequence.groupOrder: vitest runs projects of one
+// group together only when their maxWorkers agree):
 // - unit: no sandbox node (pure code, recorded fixtures, or a namespace, containerd or
 //   sshd of the test's own), files in parallel; beside the sources they test, and the
-//   repository's own checks in test/. It runs beside node.
+//   repository's own checks in test/.
 // - node: the tests that boot sandbox nodes, grouped by command under packages/*/test/,
 //   two files at a time: each worker has a sandbox instance of its own (w1, w2: the
 //   test helpers name it from VITEST_POOL_ID). Generous timeouts (a node boots in about
 //   a second, a scenario in a few).
-// - host: the HOST_WIDE node tests, one file at a time once unit and node are done.
+// - host: the HOST_WIDE node tests, one file at a time, last.
 const NODE_TIMEOUTS = { testTimeout: 300_000, hookTimeout: 300_000 };
 export default defineConfig({
   test: {
@@ -53,7 +54,7 @@ export default defineConfig({
           exclude: HOST_WIDE,
           maxWorkers: 2,
           ...NODE_TIMEOUTS,
-          sequence: { groupOrder: 0 },
+          sequence: { groupOrder: 1 },
         },
       },
       {
@@ -62,7 +63,7 @@ export default defineConfig({
           include: HOST_WIDE,
           fileParallelism: false,
           ...NODE_TIMEOUTS,
-          sequence: { groupOrder: 1 },
+          sequence: { groupOrder: 2 },
         },
       },
     ],

@@ -27,6 +27,8 @@ walls() { printf '%s\n' "$@" | awk '{ printf "%s%s", sep, $1; sep = " " }'; }
 
 decom() { node ../decom/dist/cli.js "$@"; }
 # The sandbox's folder: its state.json, hosts.yaml, kubeconfig, SSH key and known_hosts.
+# The benchmarks use the default instance (its cgroup is decom-sandbox).
+unset DECOM_SANDBOX_INSTANCE
 dir=${DECOM_SANDBOX_DIR:-/run/decom/sandbox}
 # sandbox_work: a scratch folder in work; at exit, the sandbox brought down and work removed.
 sandbox_work() { work=$(mktemp -d); trap 'decom sandbox down >/dev/null; rm -rf "$work"' EXIT; }

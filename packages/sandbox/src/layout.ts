@@ -35,7 +35,7 @@ export function instanceName(flag?: string): string | null {
 export interface Instance {
   /** null for the default instance. */
   name: string | null;
-  /** Its state: DECOM_SANDBOX_DIR, else /run/decom/sandbox (default) or /run/decom/sandbox-NAME. */
+  /** Its state: /run/decom/sandbox (default) or /run/decom/sandbox-NAME; DECOM_SANDBOX_DIR (-NAME) moves it. */
   dir: string;
   /** Host side of its network: a port-less bridge carrying only macvlans, and the host's own macvlan on it. */
   bridge: string;
@@ -55,9 +55,10 @@ export function instance(name: string | null = instanceName()): Instance {
  * and plain characters only (it ends up in overlay mount options and ssh args).
  */
 export function stateDir(name: string | null = instanceName()): string {
-  const dir = process.env.DECOM_SANDBOX_DIR || (name === null ? DEFAULT_STATE_DIR : `${DEFAULT_STATE_DIR}-${name}`);
+  const base = process.env.DECOM_SANDBOX_DIR || DEFAULT_STATE_DIR;
+  const dir = name === null ? base : `${base}-${name}`;
   if (!/^\/[A-Za-z0-9._/-]*[A-Za-z0-9._-]$/.test(dir) || dir.split('/').includes('..')) {
-    throw inputError(`DECOM_SANDBOX_DIR must be an absolute path of letters, digits, ".", "_", "-" and "/" (not "/"), got "${dir}"`);
+    throw inputError(`DECOM_SANDBOX_DIR must be an absolute path of letters, digits, ".", "_", "-" and "/" (not "/"), got "${base}"`);
   }
   return dir;
 }
@@ -105,15 +106,20 @@ export function claimSubnet(name: string | null): number {
   if (name === null) return 0;
   const held = subnetSlotOf(name);
   if (held !== undefined) return held;
-  mkdirSync(SUBNETS, { recursive: true, mode: 0o700 });
   for (let slot = 1; slot <= MAX_SLOT; slot++) {
-    let fd: number;
-    try {
-      fd = openSync(join(SUBNETS, String(slot)), 'wx', 0o600);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'EEXIST') continue;
-      throw e;
+    let fd: number | undefined;
+    // The folder goes with the last slot released: another instance's `down` may remove it between our mkdir and open.
+    for (let attempt = 0; fd === undefined; attempt++) {
+      mkdirSync(SUBNETS, { recursive: true, mode: 0o700 });
+      try {
+        fd = openSync(join(SUBNETS, String(slot)), 'wx', 0o600);
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code === 'EEXIST') break;
+        if (code !== 'ENOENT' || attempt >= 5) throw e;
+      }
     }
+    if (fd === undefined) continue;
     writeSync(fd, `${name}\n`);
     closeSync(fd);
     return slot;
@@ -139,6 +145,11 @@ export function subnetSlots(): { slot: number; name: string }[] {
 }
 
 export const subnetSlotOf = (name: string): number | undefined => subnetSlots().find((s) => s.name === name)?.slot;
+
+/** `down --all`, every instance down: every slot file, even one a crash left without its name. */
+export function releaseAllSubnets(): void {
+  rmSync(SUBNETS, { recursive: true, force: true });
+}
 
 /** Gives an instance's slot back; the folder and /run/decom go with the last one. */
 export function releaseSubnet(name: string | null): void {

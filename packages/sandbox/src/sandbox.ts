@@ -2,7 +2,7 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, rmdirSync, writeFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { stringify } from 'yaml';
-import { CGROUP_ROOT, MAX_NODES, PREFIX_LEN, RUN_ROOT, claimSubnet, files, hostAddr, instance, instancesOnHost, nodeAddr, releaseSubnet, removeIfEmpty, type Instance } from './layout.js';
+import { CGROUP_ROOT, MAX_NODES, PREFIX_LEN, RUN_ROOT, claimSubnet, files, hostAddr, instance, instancesOnHost, nodeAddr, releaseAllSubnets, releaseSubnet, removeIfEmpty, type Instance } from './layout.js';
 import { NODE_MONITOR_GRACE_PERIOD, apiClient, apiDir, kubeconfigFile, startApi, stopApi } from './api/control.js';
 import { CONTAINERD_PATHS, isAlive, nodeExec, startNode, stopNode, type ContainerdPaths, type Init } from './node.js';
 import { requirePrograms, requireRoot } from './prereq.js';
@@ -307,34 +307,44 @@ function describePlan(plan: NodePlan[]): string {
 /**
  * systemd, journald and dbus each hold inotify instances, and every node of every
  * instance shares the host's per-user limit (128 by default: about 25 systemd nodes).
- * Raised while sandboxes run; the first raise records the host's value in RUN_ROOT, and
- * the `down` that leaves no instance up puts it back.
+ * Each instance that runs systemd nodes says how many in a file of its own
+ * (RUN_ROOT/inotify/NAME) before it boots them; the limit is raised to cover them all,
+ * the first raise recording the host's value, and the `down` that removes the last
+ * such file puts that value back. Every read tolerates another instance's `up` or
+ * `down` changing the files at the same moment.
  */
 const INOTIFY = '/proc/sys/fs/inotify/max_user_instances';
+const INOTIFY_DIR = join(RUN_ROOT, 'inotify');
 const INOTIFY_RECORD = join(RUN_ROOT, 'inotify-max-user-instances');
+const inotifyClaim = (inst: Instance): string => join(INOTIFY_DIR, inst.name ?? 'default');
 
-/** Every instance's state dir with a sandbox in it: the default one and each named one left on the host. */
-async function instanceDirs(): Promise<Instance[]> {
-  const links = (await run('ip', ['-o', 'link', 'show'])).stdout.split('\n').map((l) => l.split(': ')[1]?.split('@')[0] ?? '');
-  return [instance(null), ...instancesOnHost(links).map((n) => instance(n))];
-}
+const readOr = (file: string, fallback: string): string => {
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch {
+    return fallback; // removed meanwhile by another instance
+  }
+};
 
-/** systemd nodes alive in every instance but `inst`. */
-async function otherSystemdNodes(inst: Instance): Promise<number> {
+/** The systemd nodes every instance has said it runs. */
+function claimedSystemdNodes(): number {
   let count = 0;
-  for (const other of await instanceDirs()) {
-    if (other.dir === inst.dir) continue;
-    count += (readState(other.dir)?.nodes ?? []).filter((n) => n.init === 'systemd' && isAlive(n)).length;
+  try {
+    for (const f of readdirSync(INOTIFY_DIR)) count += Number(readOr(join(INOTIFY_DIR, f), '0')) || 0;
+  } catch {
+    /* no instance has said any */
   }
   return count;
 }
 
-async function raiseInotifyInstances(o: UpOptions, inst: Instance): Promise<void> {
+function raiseInotifyInstances(o: UpOptions, inst: Instance): void {
   const inits = initList(o.init);
   const systemdNodes = Array.from({ length: o.nodes }, (_, i) => inits[i % inits.length]).filter((x) => x === 'systemd').length;
   if (!systemdNodes) return;
+  mkdirSync(INOTIFY_DIR, { recursive: true, mode: 0o700 });
+  writeFileSync(inotifyClaim(inst), String(systemdNodes));
   const current = readFileSync(INOTIFY, 'utf8').trim();
-  const needed = 128 + 8 * (systemdNodes + (await otherSystemdNodes(inst)));
+  const needed = 128 + 8 * claimedSystemdNodes();
   if (Number(current) >= needed) return;
   try {
     writeFileSync(INOTIFY_RECORD, current, { flag: 'wx' }); // only the first raise records the host's value
@@ -344,16 +354,21 @@ async function raiseInotifyInstances(o: UpOptions, inst: Instance): Promise<void
   writeFileSync(INOTIFY, String(needed));
 }
 
-/** Puts the host's value back once no instance runs a node. */
-async function restoreInotifyInstances(inst: Instance, state: SandboxState | undefined): Promise<void> {
-  const legacy = state?.hostSysctls?.[INOTIFY]; // a state written before instances: its own record
-  let saved = legacy;
-  if (existsSync(INOTIFY_RECORD)) {
-    if ((await otherSystemdNodes(inst)) > 0) return;
-    saved = readFileSync(INOTIFY_RECORD, 'utf8').trim();
-    rmSync(INOTIFY_RECORD, { force: true });
-  }
-  if (saved && /^\d+$/.test(saved)) writeFileSync(INOTIFY, saved);
+/** Gives the instance's claim back; with none left, the host's value goes back. */
+function restoreInotifyInstances(inst: Instance, state: SandboxState | undefined): void {
+  rmSync(inotifyClaim(inst), { force: true });
+  if (claimedSystemdNodes() > 0) return;
+  removeIfEmpty(INOTIFY_DIR);
+  // A state written before instances kept its own record.
+  const saved = readOr(INOTIFY_RECORD, state?.hostSysctls?.[INOTIFY] ?? '');
+  rmSync(INOTIFY_RECORD, { force: true });
+  if (/^\d+$/.test(saved)) writeFileSync(INOTIFY, saved);
+}
+
+/** Every instance with anything on the host: the default one and each named one found by its names. */
+async function instancesLeft(): Promise<Instance[]> {
+  const links = (await run('ip', ['-o', 'link', 'show'])).stdout.split('\n').map((l) => l.split(': ')[1]?.split('@')[0] ?? '');
+  return [instance(null), ...instancesOnHost(links).map((n) => instance(n))];
 }
 
 /** Removes what `up` wrote, by name, and the folder only when that leaves it empty. */
@@ -431,22 +446,34 @@ export async function down(inst: Instance = instance()): Promise<{ nodes: number
     await runOk('ip', ['link', 'del', inst.hostLink]);
   }
   if ((await run('ip', ['link', 'show', inst.bridge])).code === 0) await runOk('ip', ['link', 'del', inst.bridge]);
-  await restoreInotifyInstances(inst, state);
+  restoreInotifyInstances(inst, state);
   releaseSubnet(inst.name);
   removeStateDir(dir);
   return { nodes: nodes.length };
 }
 
-/** `down --all`: every instance on the host, the default one and each named one, found by name. */
+/**
+ * `down --all`: every instance on the host, the default one and each named one, found
+ * by its names; one that fails does not stop the others (the first error is thrown
+ * after). Then every subnet slot, even one a crash left without its name.
+ */
 export async function downAll(): Promise<{ instances: number; nodes: number }> {
   requireRoot('decom sandbox down');
   let instances = 0;
   let nodes = 0;
-  for (const inst of await instanceDirs()) {
-    const r = await down(inst);
-    if (r.nodes) instances++;
-    nodes += r.nodes;
+  const errors: unknown[] = [];
+  for (const inst of await instancesLeft()) {
+    try {
+      const r = await down(inst);
+      if (r.nodes) instances++;
+      nodes += r.nodes;
+    } catch (e) {
+      errors.push(e);
+    }
   }
+  if (errors.length) throw errors[0];
+  releaseAllSubnets();
+  removeIfEmpty(RUN_ROOT);
   return { instances, nodes };
 }
 

@@ -12,9 +12,10 @@ export const CHECKOUT = join(ROOT, '..', '..');
 export const CLI = join(ROOT, 'dist', 'cli.js');
 
 // Each vitest worker has a sandbox instance of its own (w1, w2, …: VITEST_POOL_ID is unique
-// among the workers running at once), so two test files can run side by side. Set here, it
-// reaches every decom and decom-sandbox command the test starts.
-if (process.env.VITEST_POOL_ID && !process.env.DECOM_SANDBOX_INSTANCE) process.env.DECOM_SANDBOX_INSTANCE = `w${process.env.VITEST_POOL_ID}`;
+// among the workers running at once), so two test files can run side by side; whatever the
+// shell exported is overridden, or both workers would share one. Set here, it reaches every
+// decom and decom-sandbox command the test starts.
+if (process.env.VITEST_POOL_ID) process.env.DECOM_SANDBOX_INSTANCE = `w${process.env.VITEST_POOL_ID}`;
 /** The test worker's sandbox: its name, state dir and host-side names (packages/sandbox/src/layout.ts). */
 export const INSTANCE = instance();
 export const STATE_DIR = INSTANCE.dir;
