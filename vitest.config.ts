@@ -1,5 +1,7 @@
 /** vitest's configuration for the repository's tests (`npm test`): the three projects below. */
+import { relative } from 'node:path';
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
  * Node tests that look at or change the whole host, not only their own sandbox instance:
@@ -9,13 +11,43 @@ import { defineConfig } from 'vitest/config';
  * They run alone, after the others (docs/development.md#tests).
  */
 export const HOST_WIDE = [
+  // First: its cold build (no cache) leaves the cache deploy.test.ts then builds from.
+  'packages/sandbox/test/image/audit-image.test.ts',
+  'packages/decom/test/audit/deploy.test.ts',
   'packages/sandbox/test/up/scenarios.test.ts',
   'packages/sandbox/test/up/instances.test.ts',
   'packages/sandbox/test/up/sandbox-input.test.ts',
-  'packages/sandbox/test/image/audit-image.test.ts',
-  'packages/decom/test/audit/deploy.test.ts',
   'packages/decom/test/run/reset-scale.test.ts',
 ];
+
+/**
+ * The node tests that take longest (docs/development.md#how-long-the-suite-takes), started
+ * first so that no long file is left to run alone at the end of the node project. On a
+ * fresh clone vitest knows no durations and would order by file size.
+ */
+const SLOWEST_FIRST = [
+  'packages/decom/test/run/decommission.test.ts',
+  'packages/decom/test/run/reset-scenarios.test.ts',
+  'packages/decom/test/run/drain.test.ts',
+  'packages/decom/test/audit/audit.test.ts',
+  'packages/sandbox/test/api/api-scenarios.test.ts',
+  'packages/decom/test/run/reset-killed.test.ts',
+  'packages/decom/test/run/node-lock.test.ts',
+  'packages/decom/test/verify/verify.test.ts',
+];
+
+/** vitest's order (failed first, then longest, from its cache), then the two lists above first, in their order. */
+class SuiteOrder extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const rank = (f: TestSpecification) => {
+      const path = relative(import.meta.dirname, f.moduleId);
+      const i = [...HOST_WIDE, ...SLOWEST_FIRST].indexOf(path);
+      return i < 0 ? Number.MAX_SAFE_INTEGER : i;
+    };
+    return sorted.map((f, i) => ({ f, i })).sort((a, b) => rank(a.f) - rank(b.f) || a.i - b.i).map(({ f }) => f);
+  }
+}
 
 // Three projects, one after the other (sequence.groupOrder: vitest runs projects of one
 // group together only when their maxWorkers agree):
@@ -34,7 +66,7 @@ export default defineConfig({
     // Each file gets its own modules, and a file's after-hooks run in reverse order of
     // registration: test/helpers/temp.ts removes its dirs after the file's own clean-up.
     isolate: true,
-    sequence: { hooks: 'stack' },
+    sequence: { hooks: 'stack', sequencer: SuiteOrder },
     projects: [
       {
         test: {
