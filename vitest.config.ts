@@ -55,8 +55,8 @@ class SuiteOrder extends BaseSequencer {
 //   sshd of the test's own), files in parallel; beside the sources they test, and the
 //   repository's own checks in test/.
 // - node: the tests that boot sandbox nodes, grouped by command under packages/*/test/,
-//   two files at a time: each worker has a sandbox instance of its own (w1, w2: the
-//   test helpers name it from VITEST_POOL_ID). Generous timeouts (a node boots in about
+//   two files at a time: each file has a sandbox instance of its own (w1, w2, …: the
+//   test helpers name it from VITEST_WORKER_ID). Generous timeouts (a node boots in about
 //   a second, a scenario in a few).
 // - host: the HOST_WIDE node tests, one file at a time, last.
 const NODE_TIMEOUTS = { testTimeout: 300_000, hookTimeout: 300_000 };

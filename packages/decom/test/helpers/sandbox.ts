@@ -11,11 +11,13 @@ export const ROOT = join(import.meta.dirname, '..', '..');
 export const CHECKOUT = join(ROOT, '..', '..');
 export const CLI = join(ROOT, 'dist', 'cli.js');
 
-// Each vitest worker has a sandbox instance of its own (w1, w2, …: VITEST_POOL_ID is unique
-// among the workers running at once), so two test files can run side by side; whatever the
-// shell exported is overridden, or both workers would share one. Set here, it reaches every
-// decom and decom-sandbox command the test starts.
-if (process.env.VITEST_POOL_ID) process.env.DECOM_SANDBOX_INSTANCE = `w${process.env.VITEST_POOL_ID}`;
+// Each test file has a sandbox instance of its own, named by its vitest worker: w1, w2, …, so
+// two files can run side by side. VITEST_WORKER_ID, which vitest numbers anew for every
+// file's worker: VITEST_POOL_ID is 1 in both workers of the node project whenever the unit
+// project (four workers) runs in the same vitest run (vitest 4.1, seen in this suite), so
+// two files took the same sandbox. Whatever the shell exported is overridden, for the same
+// reason. Set here, it reaches every decom and decom-sandbox command the test starts.
+if (process.env.VITEST_WORKER_ID) process.env.DECOM_SANDBOX_INSTANCE = `w${process.env.VITEST_WORKER_ID}`;
 /** The test worker's sandbox: its name, state dir and host-side names (packages/sandbox/src/layout.ts). */
 export const INSTANCE = instance();
 export const STATE_DIR = INSTANCE.dir;
