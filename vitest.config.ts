@@ -1,19 +1,22 @@
-/** vitest's configuration for the repository's tests (`npm test`): the three projects below. */
+/** vitest's configuration for the repository's tests (`npm test`): the four projects below. */
 import { relative } from 'node:path';
 import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
+ * The audit image's cold build (no cache: the base made again, every layer rebuilt),
+ * alone before the node tests: the build cache it leaves is the one deploy.test.ts,
+ * a node test, then builds from, and nothing else writes it.
+ */
+export const IMAGE = ['packages/sandbox/test/image/audit-image.test.ts'];
+
+/**
  * Node tests that look at or change the whole host, not only their own sandbox instance:
- * the host snapshot taken before and after (scenarios, instances), the audit image's
- * build cache (audit-image, deploy), a node that keeps both cores busy for minutes
- * (reset-scale), `sandbox up` on bad input proving nothing was built (sandbox-input).
- * They run alone, after the others (docs/development.md#tests).
+ * the host snapshot taken before and after (scenarios, instances), a node that keeps both
+ * cores busy for minutes (reset-scale), `sandbox up` on bad input proving nothing was
+ * built (sandbox-input). They run alone, after the others (docs/development.md#tests).
  */
 export const HOST_WIDE = [
-  // First: its cold build (no cache) leaves the cache deploy.test.ts then builds from.
-  'packages/sandbox/test/image/audit-image.test.ts',
-  'packages/decom/test/audit/deploy.test.ts',
   'packages/sandbox/test/up/scenarios.test.ts',
   'packages/sandbox/test/up/instances.test.ts',
   'packages/sandbox/test/up/sandbox-input.test.ts',
@@ -26,34 +29,35 @@ export const HOST_WIDE = [
  * fresh clone vitest knows no durations and would order by file size.
  */
 const SLOWEST_FIRST = [
-  'packages/decom/test/run/decommission.test.ts',
   'packages/decom/test/run/reset-scenarios.test.ts',
+  'packages/decom/test/run/decommission.test.ts',
   'packages/decom/test/run/drain.test.ts',
   'packages/decom/test/audit/audit.test.ts',
   'packages/sandbox/test/api/api-scenarios.test.ts',
   'packages/decom/test/run/reset-killed.test.ts',
+  'packages/decom/test/audit/deploy.test.ts',
   'packages/decom/test/run/node-lock.test.ts',
   'packages/decom/test/verify/verify.test.ts',
 ];
 
-/** vitest's order (failed first, then longest, from its cache), then the two lists above first, in their order. */
+/** vitest's order (failed first, then longest, from its cache), then SLOWEST_FIRST first, in its order. */
 class SuiteOrder extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
     const rank = (f: TestSpecification) => {
-      const path = relative(import.meta.dirname, f.moduleId);
-      const i = [...HOST_WIDE, ...SLOWEST_FIRST].indexOf(path);
+      const i = SLOWEST_FIRST.indexOf(relative(import.meta.dirname, f.moduleId));
       return i < 0 ? Number.MAX_SAFE_INTEGER : i;
     };
     return sorted.map((f, i) => ({ f, i })).sort((a, b) => rank(a.f) - rank(b.f) || a.i - b.i).map(({ f }) => f);
   }
 }
 
-// Three projects, one after the other (sequence.groupOrder: vitest runs projects of one
+// Four projects, one after the other (sequence.groupOrder; vitest runs projects of one
 // group together only when their maxWorkers agree):
 // - unit: no sandbox node (pure code, recorded fixtures, or a namespace, containerd or
 //   sshd of the test's own), files in parallel; beside the sources they test, and the
 //   repository's own checks in test/.
+// - image: the IMAGE build, alone.
 // - node: the tests that boot sandbox nodes, grouped by command under packages/*/test/,
 //   two files at a time: each file has a sandbox instance of its own (w1, w2, …: the
 //   test helpers name it from VITEST_WORKER_ID). Generous timeouts (a node boots in about
@@ -81,12 +85,21 @@ export default defineConfig({
       },
       {
         test: {
-          name: 'node',
-          include: ['packages/*/test/**/*.test.ts'],
-          exclude: HOST_WIDE,
-          maxWorkers: 2,
+          name: 'image',
+          include: IMAGE,
+          fileParallelism: false,
           ...NODE_TIMEOUTS,
           sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        test: {
+          name: 'node',
+          include: ['packages/*/test/**/*.test.ts'],
+          exclude: [...IMAGE, ...HOST_WIDE],
+          maxWorkers: 2,
+          ...NODE_TIMEOUTS,
+          sequence: { groupOrder: 2 },
         },
       },
       {
@@ -95,7 +108,7 @@ export default defineConfig({
           include: HOST_WIDE,
           fileParallelism: false,
           ...NODE_TIMEOUTS,
-          sequence: { groupOrder: 2 },
+          sequence: { groupOrder: 3 },
         },
       },
     ],

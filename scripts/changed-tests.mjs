@@ -151,7 +151,7 @@ export function plan(ref = defaultRef()) {
       ? `unit: vitest run --project unit --changed ${short} (the unit tests whose imports reach a changed file)`
       : 'unit: none (no changed file is one vitest can import: .ts, .js, .mjs, .cjs, .json)',
     nodeFolders.length
-      ? `node: vitest run --project node --project host ${nodeFolders.map((f) => `${f}/`).join(' ')} (the folders above)`
+      ? `node: vitest run --project image --project node --project host ${nodeFolders.map((f) => `${f}/`).join(' ')} (the folders above)`
       : 'node: none (no changed path maps to a node test folder)',
   ];
   return { base, unitNeeded, nodeFolders, lines };

@@ -155,7 +155,7 @@ describe('scripts/changed-tests.mjs on a planted git history', () => {
     const lines = r.stdout.trimEnd().split('\n');
     expect(lines[0]).toBe(`base: ${base.slice(0, 12)} (git merge-base HEAD main); 4 path(s) changed since, staged, unstaged or untracked`);
     expect(lines).toContain(`unit: vitest run --project unit --changed ${base.slice(0, 12)} (the unit tests whose imports reach a changed file)`);
-    expect(lines.at(-1)).toBe('node: vitest run --project node --project host packages/decom/test/run/ packages/decom/test/verify/ packages/sandbox/test/api/ packages/sandbox/test/up/ (the folders above)');
+    expect(lines.at(-1)).toBe('node: vitest run --project image --project node --project host packages/decom/test/run/ packages/decom/test/verify/ packages/sandbox/test/api/ packages/sandbox/test/up/ (the folders above)');
     expect(r.stdout).not.toMatch(/audit|ignored/);
 
     // What scripts/test evaluates: the same, as bash assignments.
