@@ -189,11 +189,11 @@ export async function up(o: UpOptions, inst: Instance = instance()): Promise<San
   }
   await down(inst); // leftovers of a crashed run: clear them before building
 
+  const slot = claimSubnet(inst.name);
   const state: SandboxState = {
     version: 1,
     createdAt: new Date().toISOString(),
-    ...(inst.name === null ? {} : { instance: inst.name }),
-    subnet: 0,
+    subnet: slot,
     scenario: o.scenario,
     etcd: o.etcd,
     services: o.services,
@@ -201,13 +201,12 @@ export async function up(o: UpOptions, inst: Instance = instance()): Promise<San
   };
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    state.subnet = claimSubnet(inst.name);
     writeFileSync(f.state, JSON.stringify(state, null, 2));
     raiseInotifyInstances(o, inst);
     await runOk('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'decom-sandbox', '-f', f.key]);
     const authorizedKey = readFileSync(`${f.key}.pub`, 'utf8');
-    await ensureHostNetwork(inst, state.subnet);
-    const peers = Array.from({ length: o.nodes }, (_, i) => ({ name: `node${i + 1}`, addr: nodeAddr(state.subnet ?? 0, i + 1) }));
+    await ensureHostNetwork(inst, slot);
+    const peers = Array.from({ length: o.nodes }, (_, i) => ({ name: `node${i + 1}`, addr: nodeAddr(slot, i + 1) }));
     log(`booting ${o.nodes} node${o.nodes > 1 ? 's' : ''} (${describePlan(plan)})`);
     await mapLimit(peers, 12, async (p, i) => {
       const { init, runtime, containerdPaths } = plan[i] as NodePlan;
@@ -232,7 +231,7 @@ export async function up(o: UpOptions, inst: Instance = instance()): Promise<San
     const apiScenarios = new Set(list.filter(needsApi));
     if (o.api || apiScenarios.size) {
       log('starting the Kubernetes API');
-      await startApi(dir, hostAddr(state.subnet), o.nodeMonitorGracePeriod);
+      await startApi(dir, hostAddr(slot), o.nodeMonitorGracePeriod);
       state.api = true;
       writeFileSync(f.state, JSON.stringify(state, null, 2));
       writeFileSync(f.inventory, inventoryYaml(state, dir)); // now naming the kubeconfig

@@ -26,8 +26,6 @@ export interface SandboxNode extends NodeHandle {
 export interface SandboxState {
   version: 1;
   createdAt: string;
-  /** The named instance (`up --instance`); absent for the default one. */
-  instance?: string;
   /** Its subnet's slot: the nodes are 198.18.SUBNET.11 and on, the host 198.18.SUBNET.1 (layout.ts); absent means 0. */
   subnet?: number;
   /** As given to `up --scenario` (one, or several separated by commas: one per node, in turn). */
