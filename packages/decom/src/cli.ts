@@ -30,6 +30,7 @@ program
   .option('--details', 'text output: one line per finding, with its detail (default: per kind, the count and the first subjects)', false)
   .option('--purge', "also report the installation footprint: binaries, units and configs kubespray or kubeadm installed, containerd's k8s.io images, and what an administrator may have written for the runtime (static CDI specs, NRI plugins, containerd conf.d drop-ins)", false)
   .option('--forks <n>', 'hosts worked on at once, so at most this many SSH connections are open (default: 50)')
+  .option('--max-output <MiB>', "the most one host may answer to one command, in MiB: past it decom stops reading, and that host fails as not checked (default: 64)")
   .addHelpText(
     'after',
     '\nExit codes: 0 every host clean, 1 residue found, 2 bad input, 3 a host could not be checked.',
@@ -50,6 +51,7 @@ program
   .option('--tags <tags>', 'run only the steps with one of these tags (comma-separated)')
   .option('--skip-tags <tags>', 'skip the steps with one of these tags')
   .option('--forks <n>', 'hosts worked on at once, so at most this many SSH connections are open (default: 50)')
+  .option('--max-output <MiB>', "the most one host may answer to one command, in MiB: past it decom stops reading, and that host fails as not checked (default: 64)")
   .option('--wait-lock <duration>', "when another decom run or fix holds a node's lock, wait this long for it (300, 90s, 2m) instead of refusing")
   .option('--serial <n|p%>', 'roll in batches of this many hosts (or percent of them)')
   .option('--max-fail-percent <p>', 'stop the roll when more than this percentage of a batch failed')
@@ -79,7 +81,7 @@ program
   .option('--allow-last-control-plane', "remove the cluster's last control-plane node", false)
   .addHelpText(
     'after',
-    '\nExit codes: 0 every host clean (and decommissioned), 1 a host not clean or a step failed, 2 bad input, 3 a host unreachable or lost mid-run, 4 refused by an interlock (nothing changed).',
+    '\nExit codes: 0 every host clean (and decommissioned), 1 a host not clean or a step failed, 2 bad input, 3 a host unreachable, lost mid-run or past --max-output, 4 refused by an interlock (nothing changed).',
   )
   .action(async (inventory, targets, o) => {
     const { runCommand } = await import('./run/cli.js');
@@ -115,6 +117,7 @@ program
   .option('--wait-lock <duration>', "with --fix: when a decom run or another fix holds a node's lock, wait this long for it (300, 90s, 2m) instead of refusing")
   .option('--state-dir <dir>', 'with --fix: where its journal goes (default: $DECOM_STATE_DIR, $XDG_STATE_HOME/decom, ~/.local/state/decom)')
   .option('--forks <n>', 'hosts worked on at once, so at most this many SSH connections are open (default: 50)')
+  .option('--max-output <MiB>', "the most one host may answer to one command, in MiB: past it decom stops reading, and that host fails as not checked (default: 64)")
   .option('--listen <[host:]port>', 'serve the metrics of the last audit at /metrics (with --every; the DaemonSet\'s mode)')
   .option('--every <duration>', 'audit again this often, serving the metrics (with --listen)')
   .option('--host-root <dir>', "--connection local: the host's / as this pod mounts it (the probe runs chrooted there)")

@@ -84,10 +84,10 @@ describe("each node remedy is the reset step's action plus a guard", () => {
   });
 
   it('a lease and a pod dir: deletePathScript, the files step\'s delete (never through a mount, never following a link)', () => {
-    expect(leaseRemedy('/var/lib/cni/networks/cbr0/10.0.0.5', 'abc')[0]!.script).toBe(deletePathScript('/var/lib/cni/networks/cbr0/10.0.0.5'));
+    expect(leaseRemedy('/var/lib/cni/networks/cbr0/10.0.0.5', 'abc')[0]!.script).toBe(deletePathScript('/var/lib/cni/networks/cbr0/10.0.0.5', { root: '/var/lib/cni/networks' }));
     const dir = podDirRemedy('/var/lib/kubelet/pods/u1', ['/var/lib/kubelet/pods/u1/volumes/x', '/var/lib/kubelet/pods/u1/volumes/x/y']);
     expect(dir.map((a) => a.what)).toEqual(['unmount /var/lib/kubelet/pods/u1/volumes/x/y', 'unmount /var/lib/kubelet/pods/u1/volumes/x', 'delete /var/lib/kubelet/pods/u1']);
-    expect(dir.at(-1)!.script).toBe(deletePathScript('/var/lib/kubelet/pods/u1'));
+    expect(dir.at(-1)!.script).toBe(deletePathScript('/var/lib/kubelet/pods/u1', { root: '/var/lib/kubelet/pods' }));
     expect(dir.every((a) => a.guard?.includes('it is a symbolic link now'))).toBe(true);
   });
 
@@ -126,7 +126,11 @@ describe('the remedies as the engine runs them: one round trip, each guard asked
     return {
       host: 'test',
       exec: async (cmd, opts) => {
-        const script = `${stubs}${String(opts?.stdin ?? '')}`.replaceAll('/sys/fs/cgroup', root).replaceAll('/run/systemd/system', o.systemd ? work : '/nonexistent');
+        const script = `${stubs}${String(opts?.stdin ?? '')}`
+          .replaceAll('/sys/fs/cgroup', root)
+          .replaceAll('/run/systemd/system', o.systemd ? work : '/nonexistent')
+          // host-local's dir, where this test keeps the leases.
+          .replaceAll('/var/lib/cni/networks', work);
         const r = spawnSync('dash', ['-c', cmd], { input: script, encoding: 'utf8' });
         return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
       },
@@ -183,9 +187,12 @@ describe('the remedies as the engine runs them: one round trip, each guard asked
   it('releases a lease only while it names the dead sandbox, in both formats (ID\\r\\nIFNAME since host-local 0.8, the ID alone before)', async () => {
     const id = 'd52f9f3a14f78eeb15d18d793e80da9dc65d238181fb8594a3fc47ef8ec24068';
     const lease = async (content: string, sandbox = id) => {
-      const file = join(work, `lease-${Math.random().toString(16).slice(2)}`);
+      // Named as on a node (a remedy deletes below host-local's dir only), kept in the test's dir.
+      const name = `lease-${Math.random().toString(16).slice(2)}`;
+      const file = join(work, name);
       writeFileSync(file, content);
-      return { file, r: await run(dashAt(work), actionsOf(finding('orphan-ipam-lease', file, { file, sandbox }))) };
+      const onNode = `/var/lib/cni/networks/${name}`;
+      return { file, r: await run(dashAt(work), actionsOf(finding('orphan-ipam-lease', onNode, { file: onNode, sandbox }))) };
     };
     for (const content of [`${id}\r\neth0`, id, `${id}\neth0`]) {
       const { file, r } = await lease(content);

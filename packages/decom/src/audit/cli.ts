@@ -6,7 +6,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { etcdGroupOf, loadInventory, resolveTargets, type Host } from '../inventory/index.js';
-import { connector } from '../transport/connector.js';
+import { connector, maxOutputOf } from '../transport/connector.js';
 import type { Transport } from '../transport/types.js';
 import { apiSource, kubeClients } from '../cluster/kubeconfig.js';
 import { inputError } from '../util/errors.js';
@@ -46,6 +46,7 @@ export interface AuditFlags {
   details: boolean;
   fix?: string;
   forks?: string;
+  maxOutput?: string;
   waitLock?: string;
   stateDir?: string;
   forceFinalize: string[];
@@ -82,6 +83,7 @@ export async function auditCommand(inventoryFile: string, targets: string[], fla
   }
   const planned = flags.from ? readReport(flags.from, '--from') : undefined;
   const forks = forksOf(flags.forks);
+  const maxOutputMiB = maxOutputOf(flags.maxOutput);
   if (!fixing && (flags.waitLock !== undefined || flags.stateDir !== undefined)) throw inputError('--wait-lock and --state-dir go with --fix or --force-finalize');
   const waitLockSec = flags.waitLock !== undefined ? duration('--wait-lock', flags.waitLock, 0) : undefined;
   const inventory = await loadInventory(inventoryFile);
@@ -102,7 +104,7 @@ export async function auditCommand(inventoryFile: string, targets: string[], fla
   });
   if (listen && every) {
     return serveMetrics(listen, every, async () => {
-      const round = session(hosts, flags, forks);
+      const round = session(hosts, { ...flags, maxOutputMiB }, forks);
       try {
         return await audit(hosts, { ...options(round.connect), release: round.release, forks });
       } finally {
@@ -110,7 +112,7 @@ export async function auditCommand(inventoryFile: string, targets: string[], fla
       }
     });
   }
-  const { connect, release, close } = session(hosts, flags, forks);
+  const { connect, release, close } = session(hosts, { ...flags, maxOutputMiB }, forks);
   const o = { ...options(connect), release, forks };
   try {
     // The report the operator saw (--from), or this run's own audit.
@@ -196,7 +198,7 @@ async function fix(
  * the hosts fit in the pool's bound; past it, each host's connection is closed when
  * its part is done, so no more than the bound are ever open.
  */
-function session(hosts: Host[], flags: AuditFlags, forks: number) {
+function session(hosts: Host[], flags: AuditFlags & { maxOutputMiB: number }, forks: number) {
   const keep = hosts.length <= forks;
   const ready = connector(hosts.slice(0, forks), flags);
   const open = new Map<string, Promise<Transport>>();

@@ -7,15 +7,15 @@
  * by host), its removal judged against quorum first, a snapshot saved and copied to
  * the operator before it, and the member list read again after it.
  */
-import { createHash } from 'node:crypto';
-import { chmodSync, closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, mkdirSync } from 'node:fs';
 import type { Host } from '../inventory/index.js';
 import { addressesOf, hostOf } from '../inventory/identity.js';
 import { parseEtcd } from '../probes/parse.js';
 import { ETCDCTL_ENV } from '../probes/script.js';
 import type { EtcdView } from '../probes/state.js';
+import { fetchFile } from '../transport/fetch-file.js';
 import type { Transport } from '../transport/types.js';
+import { NODE_BACKUPS, PATH_GUARD, confine, deletePathCall, fileName } from '../util/confine.js';
 import { shQuote as q } from '../util/run.js';
 import type { ClusterContext } from './context.js';
 
@@ -85,52 +85,53 @@ export async function askPeers(c: ClusterContext): Promise<PeerView> {
   throw new Error(`no etcd member that stays could be asked (${why.join('; ')})`);
 }
 
-/** Where the snapshot is kept on the peer while it is copied: a folder of this run and host's own. */
-const peerSnapshot = (c: ClusterContext, m: Member) => `/var/backups/decom/${c.runId}-etcd-${c.host.name}/etcd-snapshot-${m.name || m.id}.db`;
-
-/** How much of the snapshot one round trip carries (base64 on the exec channel): a database of any size never sits in memory whole. */
-const CHUNK = 8 * 1024 * 1024;
 
 /**
- * `etcdctl snapshot save` on the peer, then copied to the operator's backup folder in
- * chunks over the exec channel (as the node backup: the same path with and without
- * sudo), checked by its SHA-256, and removed from the peer. Returns the operator's path.
+ * Where the snapshot is kept on the peer while it is copied, and its name on the operator:
+ * by the member's ID, which must be hex (parseEtcd writes IDs so). The member's name is
+ * the member's own word and the host's name the inventory's: neither enters a path.
+ */
+function snapshotPaths(c: ClusterContext, m: Member): { dir: string; file: string; name: string } {
+  if (!/^[0-9a-f]{1,16}$/.test(m.id)) throw new Error(`etcd member ${JSON.stringify(m.name)} has the ID ${JSON.stringify(m.id)}, not a hex number: no snapshot is named after it`);
+  const name = fileName(`etcd-snapshot-${m.id}.db`, c.operatorBackupDir);
+  const dir = confine(NODE_BACKUPS, fileName(`${c.runId}-etcd-${m.id}`, NODE_BACKUPS));
+  return { dir, file: confine(NODE_BACKUPS, `${dir}/${name}`), name };
+}
+
+/**
+ * `etcdctl snapshot save` on the peer, into a 0700 folder of this run and member's own
+ * (judged on the peer as it resolves there first), then copied to the operator's backup
+ * folder by fetchFile (chunks, checked by SHA-256), and that folder removed from the
+ * peer through the on-node guard. Returns the operator's path.
  */
 export async function saveSnapshot(c: ClusterContext, p: PeerView, m: Member): Promise<string> {
-  const file = peerSnapshot(c, m);
-  const dir = file.slice(0, file.lastIndexOf('/'));
+  const { dir, file, name } = snapshotPaths(c, m);
   const exec = async (script: string, what: string, timeoutSec: number) => {
     const r = await p.t.exec(`${PRELUDE}set -e\n${script}`, { sudo: p.peer.become, timeoutSec });
-    if (r.code !== 0) throw new Error(`${p.peer.name}: ${what} failed: ${r.stderr.trim().split('\n').pop() ?? `exit ${r.code}`}`);
+    if (r.code !== 0) throw new Error(`${p.peer.name}: ${what} failed: ${(r.stderr.trim() || r.stdout.trim()).split('\n').pop() || `exit ${r.code}`}`);
     return r.stdout;
   };
   try {
-    const saved = await exec(
-      `${ETCDCTL_ENV}\numask 077; mkdir -p ${q(dir)}; chmod 0700 ${q(dir)}\nET_TIMEOUT=600 ET_CMD_TIMEOUT=590s et snapshot save ${q(file)} >&2\nsha256sum ${q(file)} | cut -d' ' -f1\nwc -c < ${q(file)}\n`,
+    await exec(
+      `${PATH_GUARD}${ETCDCTL_ENV}
+umask 077; mkdir -p ${q(NODE_BACKUPS)}
+judge ${q(NODE_BACKUPS)} ${q(dir)} >&2
+if [ -L "$R" ] || { [ -e "$R" ] && [ ! -d "$R" ]; }; then echo "refused $R: it is there already, and not a dir" >&2; exit 1; fi
+mkdir -p -- "$R"; chmod 0700 -- "$R"
+ET_TIMEOUT=600 ET_CMD_TIMEOUT=590s et snapshot save "$R"/${q(name)} >&2
+`,
       'etcdctl snapshot save',
       900,
     );
-    const [sum, size] = saved.trim().split('\n');
     mkdirSync(c.operatorBackupDir, { recursive: true, mode: 0o700 });
     chmodSync(c.operatorBackupDir, 0o700);
-    const out = join(c.operatorBackupDir, file.slice(file.lastIndexOf('/') + 1));
-    const fd = openSync(out, 'w', 0o600);
-    const hash = createHash('sha256');
-    try {
-      for (let i = 0; i * CHUNK < Number(size); i++) {
-        const b64 = await exec(`dd if=${q(file)} bs=${CHUNK} skip=${i} count=1 status=none | base64 -w 0`, 'reading the etcd snapshot', 120);
-        const chunk = Buffer.from(b64.trim(), 'base64');
-        hash.update(chunk);
-        writeSync(fd, chunk);
-      }
-    } finally {
-      closeSync(fd);
-    }
-    if (hash.digest('hex') !== sum) throw new Error(`${p.peer.name}: the copy of the etcd snapshot does not match its SHA-256 sum on the node`);
+    const out = confine(c.operatorBackupDir, name);
+    await fetchFile((script) => exec(script, 'reading the etcd snapshot', 120), file, out);
     return out;
   } finally {
     // The snapshot holds every Secret of the cluster: none stays on the peer, whatever happened to the copy.
-    await p.t.exec(`rm -rf --one-file-system -- ${q(dir)}`, { sudo: p.peer.become, timeoutSec: 30 }).catch(() => {});
+    const r = await p.t.exec(`${PATH_GUARD}${deletePathCall(NODE_BACKUPS, dir)}\n`, { sudo: p.peer.become, timeoutSec: 30 }).catch((e: unknown) => ({ code: -1, stdout: '', stderr: (e as Error).message }));
+    if (r.code !== 0) c.log(`${p.peer.name}: ${dir} (the etcd snapshot) was not removed: ${(r.stdout.trim() || r.stderr.trim()).split('\n').pop() || `exit ${r.code}`}`);
   }
 }
 

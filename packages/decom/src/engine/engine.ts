@@ -15,7 +15,8 @@ import { roundTrip } from './round-trip.js';
 import type { ActionResult, NodeIo, Step, StepContext, StepResult } from './step.js';
 import type { ClusterContext } from '../cluster/context.js';
 import { errorLine } from '../cluster/kubeconfig.js';
-import { shQuote as q } from '../util/run.js';
+import { NODE_BACKUPS, PATH_GUARD } from '../util/confine.js';
+import { deletePathScript } from './sh.js';
 import { DEFAULT_FORKS, pool } from '../util/pool.js';
 import { EXIT, foldExit, type ExitCode } from '../util/exit-codes.js';
 
@@ -37,6 +38,8 @@ export interface HostResult {
   /** Why the host could not be reached, or was lost mid-run. */
   error?: string;
   lost?: boolean;
+  /** Its answer to a command passed --max-output: the host was not checked (exit 3, as unreachable). */
+  outputCapped?: boolean;
   /** The earlier run this one finishes (its lock was found and taken over). */
   finishes?: string;
   warnings: string[];
@@ -88,8 +91,6 @@ export interface RunOptions {
   /** The cluster side of a host (its Node, the API, its etcd peers), for playbooks with cluster steps. */
   cluster?(host: Host, log: (line: string) => void): ClusterContext;
 }
-
-const NODE_BACKUPS = '/var/backups/decom';
 
 const residue = (s: NodeState, step: Step): Finding[] => findings(s).filter((f) => step.owns(f));
 
@@ -346,7 +347,7 @@ async function runHost(host: Host, o: RunOptions): Promise<HostResult> {
     result.warnings.push(...notes(state));
     result.clean = result.left.length === 0;
     if (!o.check && result.clean && !o.keepBackupOnNode && result.backup) {
-      await t.exec(`rm -rf --one-file-system -- ${q(backupDir)}`, { sudo, timeoutSec: 60 });
+      await t.exec(`${PATH_GUARD}${deletePathScript(backupDir, { root: NODE_BACKUPS })}`, { sudo, timeoutSec: 60 });
     }
     return result;
   } catch (e) {
@@ -361,6 +362,7 @@ async function runHost(host: Host, o: RunOptions): Promise<HostResult> {
     const bug = !(e instanceof TransportError);
     result.error = bug ? `${host.name}: decom failed${current ? ` in step ${current}` : ''} (a bug; the journal has the stack): ${(e as Error).message}` : e.message;
     result.lost = !bug && e.step === 'dropped' && result.reachable;
+    if (!bug && e.step === 'output') result.outputCapped = true;
     journal({ event: 'error', error: result.error, step: current, ...(bug ? { stack: (e as Error).stack } : {}) });
     return result;
   } finally {
@@ -434,13 +436,13 @@ export async function runFleet(hosts: Host[], o: RunOptions): Promise<HostResult
 }
 
 /**
- * 0 every host clean (with --node-is-down: its cluster side done); 3 a host unreachable (or refused our login or sudo) or lost
- * mid-run; 4 refused by an interlock; 1 otherwise (a step failed, residue left).
+ * 0 every host clean (with --node-is-down: its cluster side done); 3 a host unreachable (or refused our login or sudo), lost
+ * mid-run or past --max-output; 4 refused by an interlock; 1 otherwise (a step failed, residue left).
  */
 export function runExitCode(results: HostResult[], check = false): ExitCode {
   const code = foldExit(
     results.map((r) =>
-      r.lost || (!r.reachable && r.error && !r.notRun) ? EXIT.unreachable : r.refused ? EXIT.refused : r.clean || r.down === 'done' ? EXIT.clean : EXIT.residue,
+      r.lost || r.outputCapped || (!r.reachable && r.error && !r.notRun) ? EXIT.unreachable : r.refused ? EXIT.refused : r.clean || r.down === 'done' ? EXIT.clean : EXIT.residue,
     ),
   );
   // 4 promises nothing changed: a refusal beside a host that was worked on is a failure of the run.

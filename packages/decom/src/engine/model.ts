@@ -4,6 +4,7 @@
  * the edits the steps' `after` use. A real run never plans on them: it re-probes.
  */
 import type { Container, NodeState } from '../probes/index.js';
+import { procFlag } from '../probes/proc-flags.js';
 
 /** The processes and all their descendants. */
 function withDescendants(s: NodeState, pids: Iterable<number>): Set<number> {
@@ -43,7 +44,11 @@ export function removeContainers(s: NodeState, gone: (c: Container) => boolean):
   if (ids.size === 0) return s;
   const pids = s.containers.filter((c) => ids.has(c.id) && c.pid !== undefined).map((c) => c.pid as number);
   const shims = [...s.processes.values()]
-    .filter((p) => /^containerd-shim/.test(p.name) && ids.has(/\s-id\s+(\S+)/.exec(p.args)?.[1] ?? ''))
+    // A shim whose -id was cut off on the node is not known to be theirs: the model keeps it.
+    .filter((p) => {
+      const id = procFlag(p, 'id');
+      return /^containerd-shim/.test(p.name) && typeof id === 'string' && ids.has(id);
+    })
     .map((p) => p.pid);
   const next = killProcesses(s, [...pids, ...shims]);
   return {

@@ -1,4 +1,5 @@
 /** Shell building blocks the steps' actions share. POSIX sh: a node's /bin/sh may be dash. */
+import { ConfinedPathError, confine, deletePathCall } from '../util/confine.js';
 import { shQuote } from '../util/run.js';
 import type { Proc } from '../probes/state.js';
 
@@ -43,21 +44,19 @@ export const stopProcsScript = (procs: Proc[], graceSec: number): string =>
 export const systemdNode = (pid1: string): boolean => pid1 === 'systemd';
 
 /**
- * Refuses at the last moment to delete a path with a mount at or below it, judged on
- * the path resolved (a symlinked /var/lib/kubelet shows in mountinfo under its real
- * name), with mountinfo's escapes for space, tab and backslash (passed through the
- * environment: awk -v would undo them).
+ * Deletes a path (a directory with what is below it), judged twice: as written here
+ * (confine: below `root`, no `..`, never a system dir or above one), then on the node at
+ * that moment (delete_path, util/confine.ts): resolved again and refused when it resolves
+ * elsewhere than `resolved` (what the probe saw), when a symlink on its way is not root's,
+ * when a mount is at or below it. A symlink named last is deleted itself, never followed.
  */
-const MOUNTED_BELOW = `
-mounted_below() {
-  # The parent resolved, the name kept: a symlink itself is deleted, never what it points at.
-  d=$(dirname -- "$1") && d=$(readlink -f -- "$d") || return 1
-  r=\${d%/}/$(basename -- "$1")
-  e=$(printf '%s' "$r" | sed 's/\\\\/\\\\134/g; s/ /\\\\040/g; s/\t/\\\\011/g')
-  P=$e awk 'BEGIN { p = ENVIRON["P"] } $5 == p || index($5, p "/") == 1 { found = 1 } END { exit !found }' /proc/self/mountinfo
+export function deletePathScript(p: string, o: { root?: string; resolved?: string | undefined } = {}): string {
+  const root = o.root ?? '/';
+  try {
+    confine(root, p);
+  } catch (e) {
+    if (!(e instanceof ConfinedPathError)) throw e;
+    return `echo ${shQuote(`refused: ${e.message}`)}; exit 1`;
+  }
+  return deletePathCall(root, p, o.resolved);
 }
-`;
-
-/** Deletes a path (a directory with what is below it), never through a mount and never following a symlink. */
-export const deletePathScript = (p: string): string =>
-  `${MOUNTED_BELOW}if mounted_below ${shQuote(p)}; then echo "a mount is at or below $r: nothing deleted"; exit 1; fi\nrm -rf --one-file-system -- ${shQuote(p)}`;

@@ -6,7 +6,7 @@ import { ALL_VIEWS, installPaths, probeScript, statePaths, type View } from './s
 import { CONTAINERD_DEFAULTS, containerdPaths, type ContainerdPaths } from '../cri/containerd-config.js';
 import {
   parseCertificates, parseCgroups, parseCrictl, parseKubeconfigs, parseCtr, parseDocker, parseDockerImages, parseEtcd, parseInstalled, parseIpvs, parseIptablesSave, parseLinks, parseManifests,
-  json, sandboxNetns, mergeCniNat, parseContainerdArgs, parseContainerdFiles, parseEtcdDirs, parseFacts, parseCrictlEndpoint, parseRuntimes, parseKubeCgroups, parseMeta, parseMountinfo, parseNetns, parseLeases, parseNftTables, parsePaths, parsePodTraces, parseProcs, parseRoutes, parseSs, parseSystemctlShow, splitSections,
+  json, sandboxNetns, mergeCniNat, parseContainerdArgs, parseContainerdFiles, parseEtcdDirs, parseFacts, parseCrictlEndpoint, parseRuntimes, parseKubeCgroups, parseMeta, parseMountinfo, parseNetns, parseLeases, parseNftTables, parsePaths, parsePodTraces, parseResolved, parseProcs, parseRoutes, parseSs, parseSystemctlShow, splitSections,
 } from './parse.js';
 import type { NodeState } from './state.js';
 
@@ -18,7 +18,7 @@ export type { NodeFacts } from './state.js';
 export const emptyState = (): NodeState => ({ hostname: '', machineId: '', pid1: '', uid: 0, tools: new Set(), ...EMPTY() });
 
 const EMPTY = (): Omit<NodeState, 'hostname' | 'machineId' | 'pid1' | 'uid' | 'tools'> => ({
-  paths: [], processes: new Map(), k8sCgroups: new Map(), listeners: [], mounts: [], netns: [], links: [], iptables: [],
+  paths: [], resolved: new Map(), processes: new Map(), k8sCgroups: new Map(), listeners: [], mounts: [], netns: [], links: [], iptables: [],
   nftTables: [], ipvs: [], units: new Map(), runningUnits: new Set(), containers: [], runtimes: [], crictl: {}, kubeletHealthy: false, staticPods: [],
   clusterCAs: [], anchors: [], kubeconfigs: [], bundleTrusts: [], sysctl: [], routes: [], ipsets: [], installed: [], images: [], imagesUnlisted: false, dockerImages: [],
   pods: { dirs: [], netnsInodes: new Map(), procNetns: new Map(), leases: [] },
@@ -67,6 +67,8 @@ export function stateFromSections(s: Map<string, string>, prev?: NodeState): Nod
     if (daemon.daemon) st.containerdDaemon = daemon.daemon;
     else delete st.containerdDaemon;
   }
+  // Paths gone since keep their record: nothing deletes a path the probe no longer lists.
+  if (has('resolved') || has('resolved-install')) st.resolved = new Map([...base.resolved, ...parseResolved(get('resolved')), ...parseResolved(get('resolved-install'))]);
   if (has('paths')) {
     st.paths = parsePaths(get('paths'));
     st.clusterCAs = parseCertificates(get('cluster-cas'));

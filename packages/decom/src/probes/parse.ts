@@ -51,6 +51,20 @@ export function parsePaths(text: string): { kind: StatePathKind; path: string }[
   });
 }
 
+/**
+ * The `resolved` sections: the paths NUL-terminated, an empty record, then each one's dir
+ * as readlink resolved it, in the same order. Path -> the path resolved (its name kept).
+ * Lists of different lengths say nothing: no record, so no path is taken as judged.
+ */
+export function parseResolved(text: string): Map<string, string> {
+  const recs = text.replace(/^\n/, '').split('\0');
+  const gap = recs.indexOf('');
+  const paths = recs.slice(0, gap);
+  const dirs = recs.slice(gap + 1, gap + 1 + paths.length);
+  if (gap < 0 || dirs.length !== paths.length || dirs.some((d) => !d.startsWith('/'))) return new Map();
+  return new Map(paths.map((p, i) => [p, `${(dirs[i] as string).replace(/\/$/, '')}/${p.slice(p.lastIndexOf('/') + 1)}`]));
+}
+
 /** Lines of `grep -H '' /proc/[0-9]*\/FILE`, joined back per PID (a line break inside a value continues it). */
 function perPid(text: string, file: string): Map<number, string> {
   const out = new Map<number, string>();
@@ -70,9 +84,11 @@ function perPid(text: string, file: string): Map<number, string> {
  * Processes from /proc/PID/stat ("PID (COMM) STATE PPID …", COMM may hold any byte)
  * and /proc/PID/cmdline (argv, NUL-separated). The name is argv[0]'s basename, not
  * the 15-character comm; kernel threads and zombies (no argv) are "[comm]", as ps shows them.
+ * A command line cut on the node is followed by "#cut PID" (no grep line starts with #).
  */
 export function parseProcs(statText: string, cmdlineText: string): Map<number, Proc> {
   const cmdlines = perPid(cmdlineText, 'cmdline');
+  const cut = new Set([...cmdlineText.matchAll(/^#cut (\d+)$/gm)].map((m) => Number(m[1])));
   const procs = new Map<number, Proc>();
   for (const [pid, stat] of perPid(statText, 'stat')) {
     const open = stat.indexOf(' (');
@@ -87,7 +103,7 @@ export function parseProcs(statText: string, cmdlineText: string): Map<number, P
     // A title rewritten in place (setproctitle: "sshd: root@notty") is one argument with spaces.
     const argv0 = (argv.length === 1 ? argv[0]?.split(' ')[0] : argv[0]) ?? '';
     const name = argv0 ? argv0.slice(argv0.lastIndexOf('/') + 1) : `[${stat.slice(open + 2, close)}]`;
-    procs.set(pid, { pid, ppid, name, args: argv.length ? argv.join(' ') : name, start });
+    procs.set(pid, { pid, ppid, name, args: argv.length ? argv.join(' ') : name, start, ...(cut.has(pid) ? { cut: true } : {}) });
   }
   return procs;
 }

@@ -11,6 +11,7 @@
  */
 
 import { CONTAINERD_CONFIG, CONTAINERD_DEFAULTS, type ContainerdPaths } from '../cri/containerd-config.js';
+import { PATH_GUARD, holdsSystemDir, normalPath } from '../util/confine.js';
 import { shQuote } from '../util/run.js';
 
 /** Paths whose entries are Kubernetes' state, by finding kind. Globs, expanded by the node's sh. */
@@ -43,16 +44,25 @@ export const STATE_PATHS = {
 const transient = (dir: string) => /^\/(var\/)?run\//.test(dir);
 
 /**
- * Dirs a config may name that hold far more than the runtime's files: never taken
- * whole, whatever a config says (a `conf_dir = "/etc"` must not make /etc residue).
+ * A dir from the node's config, quoted as the prefix of the probe's globs; undefined for
+ * one decom does not take: relative, with `..`, or a system dir or one above it in any
+ * spelling (`/usr//bin`, `/etc/.`: see util/confine.ts). What a symlink makes of it only
+ * the node can tell: the probe judges it there too (judgedGlob).
  */
-const SYSTEM_DIRS = new Set(['/', '/bin', '/sbin', '/boot', '/dev', '/etc', '/home', '/lib', '/lib64', '/opt', '/proc', '/root', '/run', '/srv', '/sys', '/tmp', '/usr', '/var', '/usr/bin', '/usr/sbin', '/usr/lib', '/usr/lib64', '/usr/libexec', '/usr/local', '/usr/local/bin', '/usr/local/sbin', '/usr/local/lib', '/usr/share', '/var/lib', '/var/run', '/var/log', '/var/tmp', '/etc/systemd', '/etc/default']);
-
-/** A dir from the node's config, quoted as the prefix of the probe's globs; undefined for one decom does not take (relative, with `..`, a system dir). */
 export function configDir(dir: string): string | undefined {
-  const d = dir.replace(/\/+$/, '') || '/';
-  if (!d.startsWith('/') || SYSTEM_DIRS.has(d) || d.split('/').includes('..')) return undefined;
+  const d = normalPath(dir);
+  if (!d || holdsSystemDir(d)) return undefined;
   return shQuote(d);
+}
+
+/**
+ * A glob's loop in the probe. One below a dir a config named (quoted first, as configDir
+ * writes it) runs only once judge_dir lets that dir through on the node: a dir that
+ * resolves to or above a system dir through a symlink is never listed, so never deleted.
+ */
+function judgedGlob(glob: string, body: string): string {
+  const quoted = /^('.*')(\/[^']*)?$/s.exec(glob)?.[1];
+  return `${quoted ? `judge_dir ${quoted} && ` : ''}for p in ${glob}; do ${body}; done`;
 }
 
 /** Globs (as sh reads them) of the entries of `dirs` named by `patterns`: each dir quoted (a config's value is anyone's text), the pattern not. */
@@ -130,8 +140,9 @@ export const installPaths = (rt: ContainerdPaths): Record<InstallKind, readonly 
 export const CLUSTER_CAS = ['/etc/kubernetes/pki/ca.crt', '/etc/kubernetes/ssl/ca.crt', '/etc/ssl/etcd/ssl/ca.pem'];
 /** Kubeconfigs outside /etc/kubernetes that may hold this cluster's credentials (judged by content). */
 const KUBECONFIGS = ['/etc/kubernetes/admin.conf', '/etc/kubernetes/kubelet.conf', '/root/.kube/config', '/home/*/.kube/config'];
-/** The system trust store's anchors: Debian's, and RHEL's. */
-const ANCHORS = ['/usr/local/share/ca-certificates/*.crt', '/usr/local/share/ca-certificates/*/*.crt', '/etc/pki/ca-trust/source/anchors/*'];
+/** The system trust store's anchor dirs, Debian's and RHEL's, and the anchors in them. */
+export const ANCHOR_DIRS = ['/usr/local/share/ca-certificates', '/etc/pki/ca-trust/source/anchors'] as const;
+const ANCHORS = [`${ANCHOR_DIRS[0]}/*.crt`, `${ANCHOR_DIRS[0]}/*/*.crt`, `${ANCHOR_DIRS[1]}/*`];
 export const CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
 
 export type StatePathKind = keyof typeof STATE_PATHS;
@@ -273,7 +284,7 @@ printf '\\n@@decom-${nonce} key %s\\n' "$K"
 s() { printf '\\n@@decom-${nonce}-%s %s\\n' "$K" "$1"; }
 has() { command -v "$1" >/dev/null; }
 T="timeout 10"
-${address}`;
+${address}${PATH_GUARD}`;
 }
 
 
@@ -298,17 +309,47 @@ fi`;
  */
 const IMPORTS_AWK = String.raw`/^[ \t]*\[/ && !i { exit } /^[ \t]*imports[ \t]*=/ { i = 1 } i { s = $0; while (match(s, /"[^"]*"|\047[^\047]*\047/)) { print substr(s, RSTART + 1, RLENGTH - 2); s = substr(s, RSTART + RLENGTH) } if ($0 ~ /\]/) i = 0 }`;
 
+/** How much of each process's command line the probe sends (bytes): the flags decom reads fit; arguments of any size cannot fill decom's memory. */
+export const CMDLINE_BYTES = 4096;
+
+/**
+ * The first CMDLINE_BYTES of each process's `grep -H` lines (an argument's line break
+ * continues its command line), and `#cut PID` after a line it cut: no grep line starts
+ * with #, every one with /proc/. NULs pass through awk as \001 (busybox's awk turns a
+ * NUL into a line break, which would let an argument start a line of its own); an
+ * argument's own \001 comes back as a NUL, which only splits that argument.
+ */
+const CMDLINE_AWK = String.raw`{ c = index($0, ":"); f = substr($0, 1, c); v = substr($0, c + 1)
+  if (f != last) { last = f; left = max; cut = 0 }
+  if (cut) next
+  if (length(v) <= left) { print; left -= length(v) + 1; next }
+  if (left > 0) print f substr(v, 1, left)
+  cut = 1; print "#cut " substr(f, 7, length(f) - 15) }`;
+
+/** The `grep -a -H '' /proc/[0-9]*\/cmdline` lines in, each process's cut to CMDLINE_BYTES out (CMDLINE_AWK). */
+export const CUT_CMDLINES = `tr '\\0' '\\001' | awk -F '\\n' -v max=${CMDLINE_BYTES} '${CMDLINE_AWK}' | tr '\\001' '\\0'`;
+
+/**
+ * Where each path in "$@" resolves: its dir resolved, its name kept (a symlink named last
+ * is the link), as `judge` resolves it when the path is deleted (util/confine.ts). The
+ * paths, NUL-terminated, an empty record, then their dirs resolved in the same order
+ * (parseResolved). One readlink for them all.
+ */
+const RESOLVED = `printf '%s\\0' "$@"; printf '\\0'
+[ $# -eq 0 ] || printf '%s\\0' "$@" | sed -z 's,/[^/]*$,,; s,^$,/,' | xargs -0 readlink -m -z --`;
+
 /** The read-only probe of `views` (all by default), after scriptPrelude. Ends with the `end` section. */
 export function probeBody(views: ReadonlySet<View> = ALL_VIEWS, rt: ContainerdPaths = CONTAINERD_DEFAULTS, daemon?: string): string {
   const v = (view: View, text: string) => (views.has(view) ? text : '');
   // The configured state dir, and the default one (what a daemon started before the config moved it left there).
   const bundles = stateDirs(rt.state).map((d) => shQuote(k8sBundles(d)));
+  // Every path found is also kept in "$@", for the record of where it resolves (RESOLVED).
   const paths = Object.entries(statePaths(rt))
-    .flatMap(([kind, globs]) => globs.map((g) => `for p in ${g}; do [ -e "$p" ] || [ -L "$p" ] && printf '%s\\t%s\\0' ${kind} "$p"; done`))
+    .flatMap(([kind, globs]) => globs.map((g) => judgedGlob(g, `{ [ -e "$p" ] || [ -L "$p" ]; } && printf '%s\\t%s\\0' ${kind} "$p" && set -- "$@" "$p"`)))
     .join('\n');
   // IP holds the found paths (none has a space or newline: they are fixed names) for the ownership query.
   const install = Object.entries(installPaths(rt))
-    .flatMap(([kind, globs]) => globs.map((g) => `for p in ${g}; do [ -e "$p" ] || [ -L "$p" ] && printf '%s\\t%s\\0' ${kind} "$p" && IP="$IP $p"; done`))
+    .flatMap(([kind, globs]) => globs.map((g) => judgedGlob(g, `{ [ -e "$p" ] || [ -L "$p" ]; } && printf '%s\\t%s\\0' ${kind} "$p" && IP="$IP $p" && set -- "$@" "$p"`)))
     .join('\n');
   return `
 exec 2>/dev/null
@@ -321,16 +362,19 @@ while read -r k _ v _; do [ "$k" = Uid: ] && printf 'uid=%s\\n' "$v" && break; d
 for t in crictl ctr docker etcdctl iptables-nft-save iptables-legacy-save ip6tables-nft-save ip6tables-legacy-save iptables-save nft ss systemctl ipvsadm ipset dpkg rpm; do has "$t" && printf 'tool=%s\\n' "$t"; done
 ${v('files', `
 s paths
+set --
 ${paths}
-for p in ${PROXY_CONFIGS.join(' ')}; do [ -f "$p" ] && grep -q -E '${PROXY_MARK}' "$p" && printf 'kubernetes-config\\t%s\\0' "$p"; done
+for p in ${PROXY_CONFIGS.join(' ')}; do [ -f "$p" ] && grep -q -E '${PROXY_MARK}' "$p" && printf 'kubernetes-config\\t%s\\0' "$p" && set -- "$@" "$p"; done
 # Certificates and kubeconfigs, judged by content on the client: FILE NUL CONTENT NUL.
 s cluster-cas
 for f in ${CLUSTER_CAS.join(' ')}; do [ -f "$f" ] && { printf '%s\\0' "$f"; cat "$f"; printf '\\0'; }; done
 s anchors
-for f in ${ANCHORS.join(' ')}; do [ -f "$f" ] && { printf '%s\\0' "$f"; head -c 65536 "$f"; printf '\\0'; }; done
+for f in ${ANCHORS.join(' ')}; do [ -f "$f" ] && { printf '%s\\0' "$f"; head -c 65536 "$f"; printf '\\0'; set -- "$@" "$f"; }; done
 s kubeconfigs
 # -o: block and flow style alike ({certificate-authority: …, server: …}).
-for f in ${KUBECONFIGS.join(' ')}; do [ -f "$f" ] && { printf '%s\\0' "$f"; grep -o -E '(certificate-authority-data|certificate-authority|server):[[:space:]]*[^,}[:space:]]+' "$f"; printf '\\0'; }; done
+for f in ${KUBECONFIGS.join(' ')}; do [ -f "$f" ] && { printf '%s\\0' "$f"; grep -o -E '(certificate-authority-data|certificate-authority|server):[[:space:]]*[^,}[:space:]]+' "$f"; printf '\\0'; set -- "$@" "$f"; }; done
+s resolved
+${RESOLVED}
 s bundle
 # Which cluster CA the built bundle still trusts: a line of its base64 found there.
 for f in ${CLUSTER_CAS.join(' ')}; do [ -f "$f" ] && l=$(sed -n 2p "$f") && [ -n "$l" ] && grep -q -F -- "$l" ${CA_BUNDLE} && printf '%s\\n' "$f"; done
@@ -393,7 +437,7 @@ ${v('processes', `
 s stat
 printf '%s\\n' "$ST"
 s cmdline
-grep -a -H '' /proc/[0-9]*/cmdline
+grep -a -H '' /proc/[0-9]*/cmdline | ${CUT_CMDLINES}
 s cgroups
 # One line per process is enough (-m 1 counts per file): v1 repeats the path per controller.
 # Anchored at the root of the node's hierarchy: a kind or k3d cluster in a container
@@ -557,8 +601,10 @@ s kube-cgroups
 ${KUBE_CGROUPS_PROBE}`)}
 ${v('install', `
 s installed
-IP=
+IP=; set --
 ${install}
+s resolved-install
+${RESOLVED}
 # Which of them a package owns: those are the package manager's to remove.
 s installed-owners
 # Asked also by the name without /usr: on a merged-/usr system dpkg knows /lib/systemd/… and /bin/….

@@ -11,6 +11,11 @@ export interface NodeState {
   uid: number;
   tools: Set<string>;
   paths: { kind: StatePathKind; path: string }[];
+  /**
+   * Where each path the probe reports for deletion resolved on the node (its dir resolved,
+   * its name kept): what the delete compares with when it resolves the path again.
+   */
+  resolved: Map<string, string>;
   processes: Map<number, Proc>;
   /** pid -> its cgroup path, for processes in a Kubernetes cgroup (kubepods, k8s.io). */
   k8sCgroups: Map<number, string>;
@@ -193,6 +198,8 @@ export interface Proc {
   /** basename of argv[0]: "kubelet", "containerd-shim-runc-v2", "[kthreadd]" */
   name: string;
   args: string;
+  /** The command line was cut on the node (CMDLINE_BYTES, probes/script.ts): read its flags with procFlag (probes/proc-flags.ts). */
+  cut?: boolean;
   /** Start time in clock ticks since boot (/proc/PID/stat field 22): with the PID, names one process for good. */
   start: number;
 }

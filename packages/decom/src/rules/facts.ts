@@ -4,7 +4,7 @@
  * not tell; nothing is assumed from the inventory or from what is usual.
  */
 import type { NodeState } from '../probes/state.js';
-import { flagValue } from './residue.js';
+import { UNKNOWN_FLAG, procFlag } from '../probes/proc-flags.js';
 
 export interface HostFacts {
   /** "containerd 2.1.9", "docker 20.10.24 (cri-dockerd)", "cri-o 1.30.4", or "unknown". */
@@ -67,8 +67,9 @@ function kubeProxyOf(s: NodeState): string {
   // Its own answer, when it is one of its modes (anything else on that port is not kube-proxy's word).
   if (s.facts.kubeProxyMode && KUBE_PROXY_MODES.has(s.facts.kubeProxyMode)) return s.facts.kubeProxyMode;
   const proc = [...s.processes.values()].find((p) => p.name === 'kube-proxy');
-  const flag = proc && flagValue(proc.args, 'proxy-mode');
-  if (flag) return flag;
+  const flag = proc && procFlag(proc, 'proxy-mode');
+  // Cut off on the node (its command line too long), the flag is not known: neither is the mode.
+  if (flag && flag !== UNKNOWN_FLAG) return flag;
   if (proc) return UNKNOWN;
   // Not running: the mode its leftovers show, if they show one (the probe's look, or the firewall view where it was taken).
   const left = s.facts.kubeProxyLeft ?? leftMode(s);

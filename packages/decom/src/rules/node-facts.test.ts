@@ -8,7 +8,8 @@
 import { describe, expect, it } from 'vitest';
 import { ALL_VIEWS, emptyState, probedElsewhere, VIEWS, type NodeState } from '../probes/index.js';
 import { parseContainerdArgs, parseContainerdFiles, parseEtcdDirs, parseFacts } from '../probes/parse.js';
-import { installPaths, statePaths } from '../probes/script.js';
+import { configDir, installPaths, probeBody, statePaths } from '../probes/script.js';
+import { parseResolved } from '../probes/parse.js';
 import { CONTAINERD_DEFAULTS, containerdPaths } from '../cri/containerd-config.js';
 import { hostFacts } from './facts.js';
 import { etcdDataDir, findings, foreignEtcdData, notes } from './residue.js';
@@ -105,6 +106,21 @@ describe("what containerd's config adds to a node's residue", () => {
     expect(statePaths(odd)['cni-config']).toEqual(['/etc/cni/net.d/*', '/etc/sysctl.d/99-zzz-override_cilium.conf']);
     expect(installPaths(odd)['installed-binary']).not.toContain('/usr/local/bin');
     expect(statePaths(odd)['runtime-config']).toContain("'/opt/nri $(reboot)'/*");
+  });
+
+  it('takes no spelling of a system dir from a config, and judges every dir it takes again on the node, as resolved there', () => {
+    for (const d of ['/usr//bin', '//etc', '/etc/.', '/./usr/local/bin', '/usr/bin/', '/', '/var/../etc', 'etc/cni']) expect(configDir(d), d).toBeUndefined();
+    expect(configDir('/etc/cni//custom.d/')).toBe("'/etc/cni/custom.d'");
+    const bin = containerdPaths([{ path: '/etc/containerd/config.toml', text: 'version = 2\n[plugins."io.containerd.grpc.v1.cri".cni]\n  bin_dir = "/usr//bin"\n  conf_dir = "/etc/cni/custom.d"\n' }]);
+    expect(installPaths(bin)['installed-binary']).not.toContain("'/usr/bin'");
+    // A link on the node (custom.d -> /etc) is for the node to see: its entries are listed only once judge_dir lets the dir through.
+    expect(probeBody(new Set(['files']), bin)).toContain("judge_dir '/etc/cni/custom.d' && for p in '/etc/cni/custom.d'/*.conf; do");
+  });
+
+  it('records where each path resolved on the node, and nothing when the lists disagree', () => {
+    expect(parseResolved('/var/lib/kubelet/pods\0/etc/kubernetes\0\0/data/kubelet\0/etc\0')).toEqual(new Map([['/var/lib/kubelet/pods', '/data/kubelet/pods'], ['/etc/kubernetes', '/etc/kubernetes']]));
+    expect(parseResolved('/x\0\0/\0')).toEqual(new Map([['/x', '/x']]));
+    expect(parseResolved('/a\0/b\0\0/\0')).toEqual(new Map());
   });
 
   it("warns about an administrator's files and removes them only in the purge tier", () => {

@@ -7,6 +7,7 @@
 import type { KubeCgroup, NodeState, Proc } from '../probes/state.js';
 import { CA_BUNDLE, NFT_TABLES, criState, k8sBundles, stateDirs, type StatePathKind } from '../probes/script.js';
 import { hostOf } from '../inventory/identity.js';
+import { UNKNOWN_FLAG, procFlag } from '../probes/proc-flags.js';
 
 /** The stable vocabulary of finding kinds (documented in docs/findings.md). */
 export const KINDS = [
@@ -108,8 +109,21 @@ function shimOf(p: Proc, procs: Map<number, Proc>): Proc | undefined {
   return undefined;
 }
 
-const shimNamespace = (args: string) => /\s-namespace\s+(\S+)/.exec(args)?.[1];
-const shimId = (args: string) => /\s-id\s+(\S+)/.exec(args)?.[1];
+/** The IDs of Kubernetes' containers in Docker (cri-dockerd's): a moby shim of one of them is Kubernetes'. */
+const dockerK8sIds = (s: NodeState): Set<string> => new Set(s.containers.filter((c) => c.runtime === 'docker').map((c) => c.id));
+
+/**
+ * Whether a containerd shim is Kubernetes': its -namespace is k8s.io, or moby with an -id
+ * among Kubernetes' Docker containers. UNKNOWN_FLAG when its command line was cut before
+ * they showed: not called Kubernetes' then, and a note says why.
+ */
+function kubernetesShim(p: Proc, dockerK8s: ReadonlySet<string>): boolean | typeof UNKNOWN_FLAG {
+  const ns = procFlag(p, 'namespace');
+  if (ns === 'k8s.io') return true;
+  if (ns !== 'moby') return ns === UNKNOWN_FLAG ? UNKNOWN_FLAG : false;
+  const id = procFlag(p, 'id');
+  return id === UNKNOWN_FLAG ? UNKNOWN_FLAG : id !== undefined && dockerK8s.has(id);
+}
 
 /**
  * Whether systemd runs or will start the kubelet, in words; undefined when neither.
@@ -219,6 +233,11 @@ export function notes(s: NodeState): string[] {
   if (admin.length) out.push(`runtime configuration an administrator may have written, left in place (decom run --purge removes it): ${admin.join(', ')}`);
   if (s.containerdConfigError) out.push(`containerd's config could not be read (${s.containerdConfigError}): its defaults and command line were used for its paths`);
   if (s.containerd.missing.length) out.push(`containerd's config imports ${s.containerd.missing.join(', ')}, which could not be read: paths set there were not looked at`);
+  const dockerK8s = dockerK8sIds(s);
+  const cutShims = [...s.processes.values()].filter((p) => SHIM.test(p.name) && kubernetesShim(p, dockerK8s) === UNKNOWN_FLAG);
+  if (cutShims.length) {
+    out.push(`containerd shim${cutShims.length === 1 ? '' : 's'} whose command line was cut on the node before its -namespace or -id showed, not counted as Kubernetes': pid ${cutShims.map((p) => p.pid).join(', ')}`);
+  }
   const owned = packageOwned(s);
   if (owned.length) out.push(`installed by packages, left to the package manager (apt-get purge / dnf remove): ${owned.map((i) => `${i.path} (${i.owner})`).join(', ')}`);
   return out;
@@ -312,25 +331,26 @@ export const hostEtcd = (s: NodeState): Proc[] => [...s.processes.values()].filt
 /** An etcd that runs outside a pod with nothing tying it to the cluster (Debian's etcd.service): its processes. */
 export const foreignEtcd = (s: NodeState): Proc[] => (clusterEtcd(s) ? [] : hostEtcd(s));
 
-/** A flag's value from a command line: `--flag=V` or `--flag V`, or with one dash (etcd's Go flags take all four). */
-export const flagValue = (args: string, flag: string): string | undefined => new RegExp(`(?:^|\\s)--?${flag}(?:=|\\s+)(\\S+)`).exec(args)?.[1];
-
 /**
  * The data dir an etcd process uses, where the node says: --data-dir, else its
  * ETCD_DATA_DIR (Debian's etcd.service sets /var/lib/etcd/default), else etcd's default
  * NAME.etcd in its working dir. Undefined when it cannot be told: its environment or
  * working dir not read, or a config file (--config-file, ETCD_CONFIG_FILE: etcd then
- * ignores its flags and environment) that the probe does not read.
+ * ignores its flags and environment) that the probe does not read, or a flag it needs
+ * unknown (its command line cut on the node).
  */
 export function etcdDataDir(s: NodeState, p: Proc): string | undefined {
   const dirs = s.etcdDirs.get(p.pid);
-  if (flagValue(p.args, 'config-file') || dirs?.env.ETCD_CONFIG_FILE) return undefined;
+  if (procFlag(p, 'config-file') !== undefined || dirs?.env.ETCD_CONFIG_FILE) return undefined;
   const abs = (d: string) => (d.startsWith('/') ? d : dirs?.cwd.startsWith('/') ? `${dirs.cwd.replace(/\/$/, '')}/${d}` : undefined);
-  const flag = flagValue(p.args, 'data-dir');
+  const flag = procFlag(p, 'data-dir');
+  if (flag === UNKNOWN_FLAG) return undefined;
   if (flag) return abs(flag);
   if (!dirs) return undefined;
   if (dirs.env.ETCD_DATA_DIR) return abs(dirs.env.ETCD_DATA_DIR);
-  return abs(`${flagValue(p.args, 'name') ?? dirs.env.ETCD_NAME ?? 'default'}.etcd`);
+  const name = procFlag(p, 'name');
+  if (name === UNKNOWN_FLAG) return undefined;
+  return abs(`${name ?? dirs.env.ETCD_NAME ?? 'default'}.etcd`);
 }
 
 /** Whether `path` is `top` or below it. */
@@ -380,21 +400,16 @@ export function findings(s: NodeState): Finding[] {
   const state = kubeletUnitState(s);
   if (state) add('kubelet-service', 'kubelet.service', `${state}; a running or enabled kubelet re-registers the Node`);
 
-  const dockerK8s = new Set(s.containers.filter((c) => c.runtime === 'docker').map((c) => c.id));
   for (const c of s.containers) {
     const where = [c.pod && `pod ${c.pod}`, c.name && `name ${c.name}`, c.state, c.pid && `pid ${c.pid}`].filter(Boolean).join(', ');
     add(c.kind === 'sandbox' ? 'pod-sandbox' : 'container', c.id, `${c.runtime}${where ? `: ${where}` : ''}`);
   }
 
-  const k8sShims = new Set<number>();
+  const dockerK8s = dockerK8sIds(s);
   for (const p of procs.values()) {
-    if (!SHIM.test(p.name)) continue;
-    const ns = shimNamespace(p.args);
-    const id = shimId(p.args) ?? '';
-    if (ns === 'k8s.io' || (ns === 'moby' && dockerK8s.has(id))) {
-      k8sShims.add(p.pid);
-      add('shim-process', String(p.pid), `${p.name} -namespace ${ns} -id ${id}`);
-    }
+    if (!SHIM.test(p.name) || kubernetesShim(p, dockerK8s) !== true) continue;
+    const id = procFlag(p, 'id');
+    add('shim-process', String(p.pid), `${p.name} -namespace ${procFlag(p, 'namespace') as string} -id ${id === UNKNOWN_FLAG ? '(cut off)' : (id ?? '')}`);
   }
 
   // A container process whose shim is gone keeps running (re-parented to PID 1) and

@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { addressesOf, etcdGroupOf, hostOf, loadInventory, nodeNamed, nodeNameOf, resolveTargets, type Host } from '../inventory/index.js';
-import { connector } from '../transport/connector.js';
+import { connector, maxOutputOf } from '../transport/connector.js';
 import { inputError, UserError } from '../util/errors.js';
 import { EXIT } from '../util/exit-codes.js';
 import { countOrPercent, duration, percent, seconds } from '../util/flags.js';
@@ -33,6 +33,7 @@ export interface RunFlags {
   acceptNewHostKeys: boolean;
   kubeconfig?: string;
   forks?: string;
+  maxOutput?: string;
   waitLock?: string;
   serial?: string;
   maxFailPercent?: string;
@@ -91,6 +92,7 @@ export async function runCommand(inventoryFile: string, targets: string[], flags
   const { steps: selected, unknownTags } = selectSteps(playbook.steps, { tags: split(flags.tags), skipTags: split(flags.skipTags) });
   if (unknownTags.length) throw inputError(`no step of ${playbook.file} has the tag${unknownTags.length === 1 ? '' : 's'} ${unknownTags.join(', ')}`);
   const forks = forksOf(flags.forks);
+  const maxOutputMiB = maxOutputOf(flags.maxOutput);
   const waitLockSec = flags.waitLock !== undefined ? duration('--wait-lock', flags.waitLock, 0) : undefined;
   const maxFailPercent = percent('--max-fail-percent', flags.maxFailPercent);
   const serial = countOrPercent('--serial', flags.serial, hosts.length);
@@ -154,10 +156,10 @@ export async function runCommand(inventoryFile: string, targets: string[], flags
   process.stderr.write(`decom: run ${runId}${flags.check ? ' (check: nothing will be changed)' : ''}, journal ${journal.file}\n`);
 
   const etcdHosts = (inventory.groups.get('etcd') ?? []).map((n) => inventory.hosts.get(n)).filter((h): h is Host => h !== undefined);
-  const { connect, close } = await connector(flags.nodeIsDown ? [] : hosts.slice(0, Math.min(forks, serial ?? forks)), flags); // dialed early: the pool's first wave
+  const { connect, close } = await connector(flags.nodeIsDown ? [] : hosts.slice(0, Math.min(forks, serial ?? forks)), { ...flags, maxOutputMiB }); // dialed early: the pool's first wave
   // An etcd peer's one connection, over SSH (also with --connection local: the peer is another machine), with no
   // socket of the targets' own; shared by the hosts that ask it, forgotten when it fails, closed at the end.
-  const peerConnector = clusterSide && etcdHosts.length ? await connector<Host>([], { ...flags, connection: 'ssh' }) : undefined;
+  const peerConnector = clusterSide && etcdHosts.length ? await connector<Host>([], { ...flags, maxOutputMiB, connection: 'ssh' }) : undefined;
   const peers = new Map<string, Promise<Transport>>();
   const peer = (h: Host) => {
     if (!peers.has(h.name)) peers.set(h.name, peerConnector!.connect(h).catch((e: unknown) => (peers.delete(h.name), Promise.reject(e))));

@@ -3,17 +3,22 @@
  * PKI), the kubelet's config and PKI, CNI config, dumps of both iptables backends (the
  * ones the probe read, sent back in the script) and the nftables ruleset go to
  * /var/backups/decom/RUN-ID (0700) on the node, and are copied to the operator over
- * the same connection and checked against their SHA-256 sums. They hold private keys:
- * the operator's copy is 0700 too.
+ * the same connection (one archive, in chunks: transport/fetch-file.ts) and checked
+ * against their SHA-256 sums. The node's file names are not trusted: only regular files
+ * and dirs are extracted, and SHA256SUMS names only files of the copy's own dir. They
+ * hold private keys: the operator's copy is 0700 too.
  */
 import { createHash } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, createReadStream, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { extract as extractTar } from 'tar';
 import { z } from 'zod';
 import type { Step } from '../engine/step.js';
 import type { NodeState } from '../probes/state.js';
 import { findings, type Kind } from '../rules/residue.js';
-import { hereDocument, runOk } from '../util/run.js';
+import { fetchFile } from '../transport/fetch-file.js';
+import { NODE_BACKUPS, PATH_GUARD, confine, deletePathCall, fileName } from '../util/confine.js';
+import { hereDocument } from '../util/run.js';
 import { CA_BUNDLE, NFT_TABLES } from '../probes/script.js';
 import { q } from '../engine/sh.js';
 
@@ -72,11 +77,93 @@ etcd data            the cluster's etcd data left on the node, if any, is archiv
 ipsets.save           every ipset before the reset (ipset restore < ipsets.save)
 SHA256SUMS            checked after the copy
 
+Copied from the node as one tar archive in 8 MiB chunks, checked by its SHA-256; only its
+regular files and dirs are taken here (a link, device or name outside this dir is refused,
+and the step fails naming it).
+
 To restore (on the node, as root):
   tar -C / -xzpf files.tar.gz
   iptables-nft-restore < iptables-nft-v4.rules        # one backend/family at a time
   systemctl enable --now kubelet
 `;
+
+/** The backup dir as one archive on the node (minus manifests/, which the static-pods step moves in later), fetched in chunks. */
+const TRANSFER = 'transfer.tar';
+/** What of the node's archive the operator's copy takes: regular files and dirs, never a link, device or FIFO. */
+const TAKEN_TYPES: ReadonlySet<string> = new Set(['File', 'OldFile', 'ContiguousFile', 'Directory']);
+
+/** Why a member of the node's archive is refused (its name and why), or undefined when it is taken. */
+export function refusedMember(path: string, type: string, linkpath?: string): string | undefined {
+  if (type === 'SymbolicLink') return `${JSON.stringify(path)} (a symbolic link to ${JSON.stringify(linkpath ?? '')})`;
+  if (type === 'Link') return `${JSON.stringify(path)} (a hard link to ${JSON.stringify(linkpath ?? '')})`;
+  if (!TAKEN_TYPES.has(type)) return `${JSON.stringify(path)} (a ${type} member, not a file or dir)`;
+  if (path.startsWith('/') || /^[A-Za-z]:/.test(path)) return `${JSON.stringify(path)} (an absolute name)`;
+  if (path.split(/[/\\]/).includes('..')) return `${JSON.stringify(path)} (a name holding "..")`;
+  return undefined;
+}
+
+/**
+ * The node's archive extracted into `dir` by node-tar, each member judged first: a refused
+ * one is not written, and named in the answer. Owners are not kept (the copy is the
+ * operator's); a damaged archive fails whole (strict). The refused, by name.
+ */
+async function extractTaken(archive: string, dir: string): Promise<string[]> {
+  const refused: string[] = [];
+  try {
+    await extractTar({
+      file: archive,
+      cwd: dir,
+      strict: true,
+      preserveOwner: false,
+      filter: (path, entry) => {
+        const why = 'type' in entry ? refusedMember(path, entry.type, entry.linkpath) : `${JSON.stringify(path)} (not an archive member)`;
+        if (why) refused.push(why);
+        return !why;
+      },
+    });
+  } catch (e) {
+    throw new Error(`extracting the node's backup into ${dir}: ${(e as Error).message}`);
+  }
+  return refused.sort();
+}
+
+/** A file's SHA-256, read as a stream: a backup file of any size is never in memory whole. */
+const sha256Of = (file: string): Promise<string> =>
+  new Promise((resolve, reject) => {
+    const hash = createHash('sha256');
+    createReadStream(file).on('error', reject).on('data', (b) => hash.update(b)).on('end', () => resolve(hash.digest('hex')));
+  });
+
+/**
+ * The copy checked against the node's SHA256SUMS. Each name is taken as one file name in
+ * `dir` (fileName, confine): a name that is not is refused (pushed to `refused`) and never
+ * read. Answers how many files matched, and one line per file that does not.
+ */
+async function checkSums(dir: string, refused: string[]): Promise<{ checked: number; mismatched: string[] }> {
+  const sumsFile = confine(dir, 'SHA256SUMS');
+  if (!existsSync(sumsFile)) return { checked: 0, mismatched: [`the copy of the node's backup holds no SHA256SUMS to check it by`] };
+  const mismatched: string[] = [];
+  let checked = 0;
+  for (const line of readFileSync(sumsFile, 'utf8').split('\n').filter(Boolean)) {
+    const m = /^([0-9a-f]{64}) [ *](.*)$/.exec(line);
+    if (!m) {
+      refused.push(`SHA256SUMS line ${JSON.stringify(line)} (not a sum and a name)`);
+      continue;
+    }
+    const [, sum, name] = m as unknown as [string, string, string];
+    let file: string;
+    try {
+      file = confine(dir, fileName(name, 'SHA256SUMS'));
+    } catch {
+      refused.push(`SHA256SUMS's name ${JSON.stringify(name)} (not a plain file name)`);
+      continue;
+    }
+    if (!lstatSync(file, { throwIfNoEntry: false })?.isFile()) mismatched.push(`the copy has no file ${name}, which SHA256SUMS names`);
+    else if ((await sha256Of(file)) !== sum) mismatched.push(`the copy of ${name} does not match its SHA-256 sum on the node`);
+    else checked++;
+  }
+  return { checked, mismatched };
+}
 
 export const backup: Step = {
   name: 'backup',
@@ -115,19 +202,26 @@ cd ${B}; rm -f SHA256SUMS; set -- *; sha256sum -- "$@" > SHA256SUMS`,
   },
   after: (s) => s,
   async afterApply(exec, ctx) {
-    // base64 over the exec channel: the same path with and without sudo (SFTP acts as the login user).
-    const b64 = await exec(`cd ${q(ctx.backupDir)} && tar --exclude=./manifests -cf - . | base64 -w 0`);
     const dir = ctx.operatorBackupDir;
+    const nodeArchive = `${ctx.backupDir}/${TRANSFER}`;
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     chmodSync(dir, 0o700);
-    await runOk('tar', ['-x', '-C', dir, '-f', '-'], { input: Buffer.from(b64.trim(), 'base64') });
-    const sums = readFileSync(join(dir, 'SHA256SUMS'), 'utf8').trim().split('\n');
-    for (const line of sums) {
-      const [sum, name] = [line.slice(0, 64), line.slice(66)];
-      const got = createHash('sha256').update(readFileSync(join(dir, name))).digest('hex');
-      if (got !== sum) throw new Error(`the copy of ${name} does not match its SHA-256 sum on the node`);
+    // The archive's local copy sits beside the backup dir, not in it: no member of the archive can be written over it.
+    const work = mkdtempSync(join(dirname(dir), '.transfer-'));
+    let problems: string[];
+    try {
+      await exec(`cd ${q(ctx.backupDir)} && rm -f ${TRANSFER} && umask 077 && tar --exclude=./manifests --exclude=./${TRANSFER} -cf ${TRANSFER} .`);
+      const local = join(work, TRANSFER);
+      await fetchFile(exec, nodeArchive, local);
+      problems = await extractTaken(local, dir);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+      await exec(`${PATH_GUARD}${deletePathCall(NODE_BACKUPS, nodeArchive)}`).catch(() => {});
     }
+    const { checked, mismatched } = await checkSums(dir, problems);
+    const refused = problems.length ? [`the copy of the node's backup refuses ${problems.join(', ')}: none of it is in ${dir}`] : [];
+    if (refused.length || mismatched.length) throw new Error([...refused, ...mismatched].join('; '));
     writeFileSync(join(dir, 'README.txt'), README(ctx.host, ctx.runId, ctx.backupDir), { mode: 0o600 });
-    return `copied and checked ${sums.length} file${sums.length === 1 ? '' : 's'} to ${dir}`;
+    return `copied and checked ${checked} file${checked === 1 ? '' : 's'} to ${dir}`;
   },
 };

@@ -16,8 +16,12 @@ import { deletePathScript } from '../engine/sh.js';
 
 const KINDS: ReadonlySet<Kind> = new Set(['cni-config', 'cni-state', 'cdi-spec', 'kubelet-state', 'kubernetes-config', 'etcd-config', 'pod-logs', 'credential', 'bpf-pin']);
 
-/** Deletes a path and what is below it, never through a mount and never following a symlink. */
-export const deletePathAction = (p: string): Action => ({ what: `delete ${p}`, script: deletePathScript(p) });
+/**
+ * Deletes a path and what is below it, never through a mount and never following a
+ * symlink; refused on the node when it resolves elsewhere than `resolved` (where the probe
+ * saw it) or outside `root`.
+ */
+export const deletePathAction = (p: string, resolved?: string, root = '/'): Action => ({ what: `delete ${p}`, script: deletePathScript(p, { root, resolved }) });
 
 const mountedAt = (s: NodeState, p: string) => s.mounts.some((m) => m.target === p || m.target.startsWith(`${p}/`));
 
@@ -37,7 +41,7 @@ export const files: Step = {
     const tops = paths.filter((p) => !paths.some((o) => o !== p && p.startsWith(`${o}/`)));
     return tops
       .filter((p) => !mountedAt(s, p))
-      .map(deletePathAction);
+      .map((p) => deletePathAction(p, s.resolved.get(p)));
   },
   after: (s) => removePaths(s, findings(s).filter((f) => KINDS.has(f.kind) && !mountedAt(s, f.subject)).map((f) => f.subject)),
 };

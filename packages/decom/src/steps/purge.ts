@@ -25,7 +25,7 @@ export const installed: Step = {
     const found = findings(s).filter((f) => KINDS.has(f.kind));
     const paths = found.map((f) => f.subject);
     const tops = paths.filter((p) => !paths.some((o) => o !== p && p.startsWith(`${o}/`)));
-    const actions: Action[] = tops.map((p) => ({ what: `delete ${p}`, script: deletePathScript(p) }));
+    const actions: Action[] = tops.map((p) => ({ what: `delete ${p}`, script: deletePathScript(p, { resolved: s.resolved.get(p) }) }));
     if (found.some((f) => f.kind === 'installed-unit') && systemdNode(s.pid1)) {
       // Or systemd keeps the deleted units loaded, and a dangling wants link enabled.
       actions.push({ what: 'systemctl daemon-reload', script: 'systemctl daemon-reload' });

@@ -47,7 +47,8 @@ export function leaseRemedy(file: string, sandbox: string): Action[] {
   const guard = `[ -f ${f} ] || { echo ${GONE}; exit 1; }
 v=; read -r v < ${f}; CR=$(printf '\\r'); v=\${v%"$CR"}
 [ "$v" = ${q(sandbox)} ] || { echo "the address was handed out again"; exit 1; }`;
-  return [guarded(deletePathAction(file), guard)];
+  // Below host-local's dir only, whatever a report names (a fix can come from an earlier report's JSON).
+  return [guarded(deletePathAction(file, undefined, '/var/lib/cni/networks'), guard)];
 }
 
 /**
@@ -61,7 +62,7 @@ export function podDirRemedy(dir: string, mounts: readonly string[]): Action[] {
 [ -L ${d} ] && { echo "it is a symbolic link now"; exit 1; }
 exit 0`;
   const deepest = [...mounts].sort((a, b) => b.split('/').length - a.split('/').length || b.length - a.length);
-  return [...deepest.map(unmountAction), deletePathAction(dir)].map((a) => guarded(a, guard));
+  return [...deepest.map(unmountAction), deletePathAction(dir, undefined, '/var/lib/kubelet/pods')].map((a) => guarded(a, guard));
 }
 
 /** Why these cgroups are not all a pod's own, if they are not: a live node's QoS tree is the running kubelet's. */

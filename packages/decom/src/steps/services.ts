@@ -9,7 +9,7 @@ import type { NodeState } from '../probes/index.js';
 import { killProcesses, removePaths } from '../engine/model.js';
 import type { Action, Step } from '../engine/step.js';
 import { clusterEtcd, foreignEtcd, foreignEtcdData, hostEtcd, kubeletUnitState } from '../rules/residue.js';
-import { q, stopProcsScript, systemdNode } from '../engine/sh.js';
+import { deletePathScript, q, stopProcsScript, systemdNode } from '../engine/sh.js';
 import { etcdArchive } from './backup.js';
 
 const K8S_DAEMONS: Record<string, string> = { kubelet: 'kubelet.service', 'cri-dockerd': 'cri-docker.service', crio: 'crio.service' };
@@ -108,8 +108,9 @@ export const etcd: Step = {
     if (data.length) {
       // Archived first, on the node (see etcdArchive): by now no etcd of the cluster writes to it.
       const archive = ctx.backupDir ? etcdArchive(ctx.backupDir) : undefined;
-      const keep = archive ? `umask 077; mkdir -p ${q(archive.slice(0, archive.lastIndexOf('/')))} && tar -C / --one-file-system -czf ${q(archive)} ${data.map((p) => q(p.slice(1))).join(' ')} && ` : '';
-      actions.push({ what: `${archive ? `archive etcd data to ${archive}, then ` : ''}remove etcd data ${data.join(', ')}`, script: `${keep}rm -rf --one-file-system -- ${data.map(q).join(' ')}` });
+      const keep = archive ? `umask 077; mkdir -p ${q(archive.slice(0, archive.lastIndexOf('/')))} && tar -C / --one-file-system -czf ${q(archive)} ${data.map((p) => q(p.slice(1))).join(' ')} || exit 1\n` : '';
+      const remove = data.map((p) => `${deletePathScript(p, { resolved: s.resolved.get(p) })} || exit 1`).join('\n');
+      actions.push({ what: `${archive ? `archive etcd data to ${archive}, then ` : ''}remove etcd data ${data.join(', ')}`, script: `${keep}${remove}` });
     }
     return actions;
   },

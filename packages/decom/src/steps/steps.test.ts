@@ -45,7 +45,10 @@ describe('steps plan from the state alone', () => {
     const mounts = [{ target: '/var/lib/kubelet/pods/u/volumes/x', source: 's', fstype: 'tmpfs' }];
     const actions = plan('files', state({ paths, mounts }));
     expect(actions.map((a) => a.what)).toEqual(['delete /var/lib/kubelet/plugins', "delete /etc/cni/net.d/it's \"odd\".conf"]);
-    expect(argvOf(actions[1]!.script, ['rm'])).toBe("rm|-rf|--one-file-system|--|/etc/cni/net.d/it's \"odd\".conf|\n");
+    // Judged and deleted on the node by delete_path (util/confine.ts), against the resolved path the probe gave.
+    expect(argvOf(actions[1]!.script, ['delete_path'])).toBe("delete_path|/|/etc/cni/net.d/it's \"odd\".conf|\n");
+    const judged = plan('files', state({ paths, mounts, resolved: new Map([['/var/lib/kubelet/plugins', '/data/kubelet/plugins']]) }));
+    expect(argvOf(judged[0]!.script, ['delete_path'])).toBe('delete_path|/|/var/lib/kubelet/plugins|/data/kubelet/plugins|\n');
   });
 
   it('deletes pod-side links before the bridge, by name only', () => {
@@ -170,7 +173,7 @@ describe('the etcd interlock', () => {
       expect(findings(ours).map((f) => f.kind).filter((k) => k === 'etcd-data' || k === 'etcd-process' || k === 'listening-port').sort(), why).toEqual(['etcd-data', 'etcd-process', 'listening-port', 'listening-port']);
       expect(STEPS.etcd!.plan(ours, ctx({ graceSec: 10 })).map((a) => a.what), why).toEqual(['systemctl disable --now etcd.service', 'stop etcd (700)', 'archive etcd data to /var/backups/decom/R-etcd-data/etcd-data.tar.gz, then remove etcd data /var/lib/etcd/member']);
       // Archived before it goes: the archive is made, or nothing is removed.
-      expect(STEPS.etcd!.plan(ours, ctx({ graceSec: 10 })).at(-1)?.script, why).toMatch(/tar -C \/ --one-file-system -czf '\/var\/backups\/decom\/R-etcd-data\/etcd-data\.tar\.gz' 'var\/lib\/etcd\/member' && rm -rf/);
+      expect(STEPS.etcd!.plan(ours, ctx({ graceSec: 10 })).at(-1)?.script, why).toMatch(/tar -C \/ --one-file-system -czf '\/var\/backups\/decom\/R-etcd-data\/etcd-data\.tar\.gz' 'var\/lib\/etcd\/member' \|\| exit 1\ndelete_path '\/' '\/var\/lib\/etcd\/member' \|\| exit 1$/);
     }
   });
 });

@@ -6,7 +6,8 @@
 import { z } from 'zod';
 import type { Step } from '../engine/step.js';
 import { clusterAnchors } from '../rules/residue.js';
-import { q } from '../engine/sh.js';
+import { deletePathScript } from '../engine/sh.js';
+import { ANCHOR_DIRS } from '../probes/script.js';
 
 export const trust: Step = {
   name: 'trust',
@@ -22,7 +23,8 @@ export const trust: Step = {
         what: `remove ${anchors.length ? anchors.join(', ') : 'no anchor file (the bundle is stale)'} and rebuild the trust bundle`,
         // Debian's tool, or RHEL's. Not --fresh: the bundle is rebuilt either way, and --fresh
         // costs ~2.5 s of CPU per node relinking every CA (the removed anchor's links dangle, trusted by nothing).
-        script: `${anchors.length ? `rm -f -- ${anchors.map(q).join(' ')}\n` : ''}if command -v update-ca-certificates >/dev/null; then update-ca-certificates >/dev/null; elif command -v update-ca-trust >/dev/null; then update-ca-trust extract; else echo "no update-ca-certificates or update-ca-trust to rebuild the bundle"; exit 1; fi`,
+        // Each anchor judged on the node as it is deleted: below its store's dir, where the probe saw it.
+        script: `${anchors.map((a) => `${deletePathScript(a, { root: ANCHOR_DIRS.find((d) => a.startsWith(`${d}/`)) ?? ANCHOR_DIRS[0], resolved: s.resolved.get(a) })} || exit 1\n`).join('')}if command -v update-ca-certificates >/dev/null; then update-ca-certificates >/dev/null; elif command -v update-ca-trust >/dev/null; then update-ca-trust extract; else echo "no update-ca-certificates or update-ca-trust to rebuild the bundle"; exit 1; fi`,
       },
     ];
   },

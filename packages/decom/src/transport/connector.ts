@@ -1,4 +1,6 @@
 /** How a command connects to its hosts: over SSH (the first wave's sockets dialed early), or on this machine with --connection local. */
+import { count } from '../util/flags.js';
+import { DEFAULT_MAX_OUTPUT_MIB } from './command.js';
 import { dial, type Dialed } from './dial.js';
 import type { SshTarget, Transport } from './types.js';
 
@@ -8,7 +10,12 @@ export interface ConnectFlags {
   acceptNewHostKeys: boolean;
   /** --connection local: the host's root as this pod mounts it (the probe runs chrooted there). */
   hostRoot?: string;
+  /** MiB one exec's answer may hold (--max-output, read with maxOutputOf); default DEFAULT_MAX_OUTPUT_MIB. */
+  maxOutputMiB?: number;
 }
+
+/** --max-output: whole MiB, at least 1; its default when not given. */
+export const maxOutputOf = (v: string | undefined): number => count('--max-output', v, 1) ?? DEFAULT_MAX_OUTPUT_MIB;
 
 /**
  * How a command reaches its hosts: the given hosts' TCP connections dialed now (the
@@ -22,11 +29,15 @@ export async function connector<T extends SshTarget>(hosts: T[], flags: ConnectF
   const { connectSsh, localTransport } = await import('./index.js');
   return {
     connect: (h) => {
-      if (flags.connection === 'local') return Promise.resolve(localTransport(h.name, flags.hostRoot));
+      if (flags.connection === 'local') return Promise.resolve(localTransport(h.name, flags.hostRoot, flags.maxOutputMiB));
       // A socket dialed early serves the host's first connection only: a later one (a fix after its audit, past the pool's bound) dials anew.
       const early = dialed.get(h.name);
       dialed.delete(h.name);
-      return connectSsh(flags.knownHosts ? { ...h, knownHostsFile: flags.knownHosts } : h, { acceptNewHostKeys: flags.acceptNewHostKeys, ...(early ? { dialed: early } : {}) });
+      return connectSsh(flags.knownHosts ? { ...h, knownHostsFile: flags.knownHosts } : h, {
+        acceptNewHostKeys: flags.acceptNewHostKeys,
+        ...(flags.maxOutputMiB ? { maxOutputMiB: flags.maxOutputMiB } : {}),
+        ...(early ? { dialed: early } : {}),
+      });
     },
     close: () => {
       for (const d of dialed.values()) d.sock.destroy();

@@ -4,7 +4,9 @@ import { connect } from 'node:net';
 import { Duplex } from 'node:stream';
 import {
   CLIENT_GRACE_SEC,
+  DEFAULT_MAX_OUTPUT_MIB,
   OUTPUT_AFTER_EXIT_MS,
+  OutputCap,
   checkTimeout,
   commandArgv,
   finishResult,
@@ -19,8 +21,9 @@ import { TransportError, type ExecOptions, type ExecResult, type Transport } fro
  * Spawned without a shell, so the script is exactly one argument. With `root`
  * (a pod with the host's / mounted there, and the host's PID and network
  * namespaces) the script runs chrooted into it: the host's tools, the host's paths.
+ * One exec's answer may hold `maxOutputMiB` (--max-output).
  */
-export function localTransport(name = 'localhost', root?: string): Transport {
+export function localTransport(name = 'localhost', root?: string, maxOutputMiB = DEFAULT_MAX_OUTPUT_MIB): Transport {
   let closed = false;
   return {
     host: name,
@@ -29,7 +32,7 @@ export function localTransport(name = 'localhost', root?: string): Transport {
       const timeoutSec = checkTimeout(name, opts.timeoutSec);
       const become = opts.sudo && process.getuid?.() !== 0 ? { user: 'root', withPassword: false } : undefined;
       const [file, ...args] = [...(root ? ['chroot', root] : []), ...commandArgv(script, timeoutSec, become)];
-      const raw = await spawnCollect(name, file!, args, opts.stdin, timeoutSec);
+      const raw = await spawnCollect(name, file!, args, opts.stdin, timeoutSec, new OutputCap(name, maxOutputMiB));
       return finishResult(name, raw, become, process.env.USER ?? `uid ${process.getuid?.()}`);
     },
     async openUnixSocket(path: string, opts: { sudo?: boolean } = {}): Promise<Duplex> {
@@ -47,7 +50,7 @@ export function localTransport(name = 'localhost', root?: string): Transport {
   };
 }
 
-function spawnCollect(name: string, file: string, args: string[], stdin: string | Buffer | undefined, timeoutSec: number): Promise<RawResult> {
+function spawnCollect(name: string, file: string, args: string[], stdin: string | Buffer | undefined, timeoutSec: number, cap: OutputCap): Promise<RawResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(file, args, { stdio: ['pipe', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
@@ -72,8 +75,20 @@ function spawnCollect(name: string, file: string, args: string[], stdin: string 
         }),
       limitSec * 1000,
     );
-    child.stdout.on('data', (b: Buffer) => out.push(b));
-    child.stderr.on('data', (b: Buffer) => err.push(b));
+    // Past the cap nothing more is kept: the child is killed and its pipes closed, so the script's next write ends it too.
+    const keep = (into: Buffer[]) => (b: Buffer) => {
+      if (cap.take(b)) into.push(b);
+      else {
+        settle(() => {
+          child.kill('SIGKILL');
+          child.stdout.destroy();
+          child.stderr.destroy();
+          reject(cap.exceeded());
+        });
+      }
+    };
+    child.stdout.on('data', keep(out));
+    child.stderr.on('data', keep(err));
     child.on('error', (e) => settle(() => reject(new TransportError(name, 'exec', `cannot run ${file}: ${e.message}`))));
     // As over SSH: once the script exited, a background process holding its
     // stdout open delays the result by at most OUTPUT_AFTER_EXIT_MS.

@@ -5,7 +5,9 @@ import type { Duplex } from 'node:stream';
 import type { Client, ClientChannel } from 'ssh2';
 import {
   CLIENT_GRACE_SEC,
+  DEFAULT_MAX_OUTPUT_MIB,
   OUTPUT_AFTER_EXIT_MS,
+  OutputCap,
   SUDO_OK_MARKER,
   checkTimeout,
   commandArgv,
@@ -30,6 +32,8 @@ export interface ConnectOptions {
   maxChannels?: number;
   /** The TCP connection to the node, opened early with dial() (only without ProxyJump). */
   dialed?: Dialed;
+  /** MiB one exec's answer may hold (--max-output); default DEFAULT_MAX_OUTPUT_MIB. */
+  maxOutputMiB?: number;
 }
 
 export const DEFAULT_MAX_CHANNELS = 4;
@@ -99,7 +103,7 @@ async function connectSshNow(target: SshTarget, opts: ConnectOptions): Promise<T
     for (const c of clients.reverse()) c.destroy();
     throw e;
   }
-  return new SshTransport(target, hops, clients, limiter);
+  return new SshTransport(target, hops, clients, limiter, opts.maxOutputMiB ?? DEFAULT_MAX_OUTPUT_MIB);
 }
 
 class SshTransport implements Transport {
@@ -119,6 +123,7 @@ class SshTransport implements Transport {
     hops: Hop[],
     private readonly clients: Client[],
     private readonly limiter: Limiter,
+    private readonly maxOutputMiB: number,
   ) {
     this.host = target.name;
     this.client = clients[clients.length - 1]!;
@@ -231,6 +236,7 @@ class SshTransport implements Transport {
       if (this.lost !== undefined) return reject(this.droppedError(false));
       const out: Buffer[] = [];
       const err: Buffer[] = [];
+      const cap = new OutputCap(this.host, this.maxOutputMiB);
       let channel: ClientChannel | undefined;
       let code: number | undefined;
       let outputTimer: NodeJS.Timeout | undefined;
@@ -271,8 +277,13 @@ class SshTransport implements Transport {
           }
           channel = ch;
           if (!this.running.has(onLost)) return ch.close(); // gave up before the channel opened
-          ch.on('data', (b: Buffer) => out.push(b));
-          ch.stderr.on('data', (b: Buffer) => err.push(b));
+          // Past the cap nothing more is kept: the session is closed, which ends the command on the node.
+          const keep = (into: Buffer[]) => (b: Buffer) => {
+            if (cap.take(b)) into.push(b);
+            else settle(() => (ch.close(), reject(cap.exceeded())));
+          };
+          ch.on('data', keep(out));
+          ch.stderr.on('data', keep(err));
           ch.on('error', () => {}); // e.g. writing stdin to a script that already exited
           ch.on('exit', (status: number | null, signal?: string) => {
             code = status ?? signalCode(signal);

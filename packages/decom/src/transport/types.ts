@@ -34,7 +34,7 @@ export interface Transport {
 }
 
 /** Where a step failed to reach a host; the message is one line an SRE can act on. */
-export type TransportStep = 'connect' | 'host-key' | 'auth' | 'sudo' | 'exec' | 'timeout' | 'dropped';
+export type TransportStep = 'connect' | 'host-key' | 'auth' | 'sudo' | 'exec' | 'timeout' | 'dropped' | 'output';
 
 export class TransportError extends Error {
   constructor(

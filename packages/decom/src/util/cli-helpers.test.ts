@@ -100,6 +100,6 @@ describe('exit codes: named once, folded by one rule', () => {
       expect(codes.length, command).toBeGreaterThan(1);
       for (const c of codes) expect(documented.has(c), `${command}: ${c}`).toBe(true);
     }
-    expect(decom(['run', '--help']).stdout).toContain('0 every host clean (and decommissioned), 1 a host not clean or a step failed, 2 bad input, 3 a host unreachable or lost mid-run, 4 refused by an interlock (nothing changed).');
+    expect(decom(['run', '--help']).stdout).toContain('0 every host clean (and decommissioned), 1 a host not clean or a step failed, 2 bad input, 3 a host unreachable, lost mid-run or past --max-output, 4 refused by an interlock (nothing changed).');
   });
 });

@@ -1,6 +1,6 @@
 /** `decom verify`'s command: the inventory read, the targets resolved, the API asked when a kubeconfig is found, the hosts verified and the report printed. */
 import { etcdGroupOf, loadInventory, resolveTargets, type Host } from '../inventory/index.js';
-import { connector } from '../transport/connector.js';
+import { connector, maxOutputOf } from '../transport/connector.js';
 import { apiSource, kubeconfigFiles, operatorIdentity } from '../cluster/kubeconfig.js';
 import { forksOf } from '../util/pool.js';
 import { exitCode, renderJson, renderText, verify } from './verify.js';
@@ -16,6 +16,7 @@ export interface VerifyFlags {
   details: boolean;
   purge: boolean;
   forks?: string;
+  maxOutput?: string;
 }
 
 export async function verifyCommand(inventoryFile: string, targets: string[], flags: VerifyFlags): Promise<number> {
@@ -28,7 +29,8 @@ export async function verifyCommand(inventoryFile: string, targets: string[], fl
     ? async (hs: Host[]) => (await import('../cluster/node.js')).registeredNodes(source, hs.map((h) => h.name))
     : undefined;
   const forks = forksOf(flags.forks);
-  const { connect, close } = await connector(hosts.slice(0, forks), flags); // dialed early: the pool's first wave
+  const maxOutputMiB = maxOutputOf(flags.maxOutput);
+  const { connect, close } = await connector(hosts.slice(0, forks), { ...flags, maxOutputMiB }); // dialed early: the pool's first wave
   const reports = await verify(hosts, { connect, forks, cluster, purge: flags.purge, etcdGroup: etcdGroupOf(inventory), ...(operator ? { operator } : {}) }).finally(close);
   process.stdout.write(flags.output === 'json' ? renderJson(reports) : renderText(reports, { details: flags.details }));
   return exitCode(reports);

@@ -17,7 +17,11 @@ export const CLI = join(ROOT, 'dist', 'cli.js');
 // project (four workers) runs in the same vitest run (vitest 4.1, seen in this suite), so
 // two files took the same sandbox. Whatever the shell exported is overridden, for the same
 // reason. Set here, it reaches every decom and decom-sandbox command the test starts.
-if (process.env.VITEST_WORKER_ID) process.env.DECOM_SANDBOX_INSTANCE = `w${process.env.VITEST_WORKER_ID}`;
+// DECOM_TEST_INSTANCE_PREFIX (a few letters) sets two test runs of one machine apart: a, b…
+// give aw1, bw1… (docs/development.md).
+const prefix = process.env.DECOM_TEST_INSTANCE_PREFIX ?? '';
+if (!/^[a-z]{0,3}$/.test(prefix)) throw new Error(`DECOM_TEST_INSTANCE_PREFIX ${JSON.stringify(prefix)}: up to three lower-case letters`);
+if (process.env.VITEST_WORKER_ID) process.env.DECOM_SANDBOX_INSTANCE = `${prefix}w${process.env.VITEST_WORKER_ID}`;
 /** The test worker's sandbox: its name, state dir and host-side names (packages/sandbox/src/layout.ts). */
 export const INSTANCE = instance();
 export const STATE_DIR = INSTANCE.dir;
@@ -83,15 +87,16 @@ export function addrOf(node: string): string {
 /** An address of the instance's subnet by its host part: one no node holds, for a gone host or a route's gateway. */
 export const subnetAddr = (host: number): string => `${addrOf('node1').replace(/\.\d+$/, '')}.${host}`;
 
-/** Runs a command on a node over its real sshd, with the sandbox's key and pinned host key. */
-export function ssh(node: string, command: string): string {
+/** ssh's arguments for a command on a node: the sandbox's key and pinned host key, as root. */
+export function sshArgv(node: string, command: string): string[] {
   const n = nodes().find((x) => x.name === node);
   if (!n) throw new Error(`no node ${node}`);
-  const r = spawnSync(
-    'ssh',
-    ['-i', join(stateDirNow(), 'id_ed25519'), '-o', `UserKnownHostsFile=${join(stateDirNow(), 'known_hosts')}`, '-o', 'StrictHostKeyChecking=yes', '-o', 'BatchMode=yes', `root@${n.addr}`, command],
-    { encoding: 'utf8', timeout: 60_000 },
-  );
+  return ['-i', join(stateDirNow(), 'id_ed25519'), '-o', `UserKnownHostsFile=${join(stateDirNow(), 'known_hosts')}`, '-o', 'StrictHostKeyChecking=yes', '-o', 'BatchMode=yes', `root@${n.addr}`, command];
+}
+
+/** Runs a command on a node over its real sshd, with the sandbox's key and pinned host key. */
+export function ssh(node: string, command: string): string {
+  const r = spawnSync('ssh', sshArgv(node, command), { encoding: 'utf8', timeout: 60_000 });
   if (r.status !== 0) throw new Error(`ssh ${node} ${command}: exit ${r.status}: ${r.stderr}`);
   return r.stdout;
 }

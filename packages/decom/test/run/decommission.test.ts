@@ -1,7 +1,7 @@
 // `decom run INVENTORY NODE`: the whole decommission on sandbox clusters (systemd
 // nodes, the sandbox API, real etcd). What is asserted is what kubectl, etcdctl and
 // the independent checker see afterwards, and what the user is told.
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -315,15 +315,39 @@ describe('decommission of a control-plane + etcd host in a 3-member real etcd cl
     expect(members()).toEqual(['node1', 'node2', 'node3']);
   });
 
-  it('removes the member through one that stays: 2 members left, healthy; the snapshot is on the operator and etcdctl reads it; node3 clean and gone', () => {
+  // A member's name is the member's own word: node3's becomes a path that climbs out of any folder it is put in.
+  const PATH_NAME = 'x/../../../../../../etc/y';
+  let removal: ReturnType<typeof runJson> | undefined;
+  it(`a member named ${PATH_NAME}: its snapshot is named by its ID, and nothing decom writes or removes on the peer is outside /var/backups/decom`, () => {
+    // etcd takes any name, and a member publishes its name each time it starts: node3's etcd restarted under the new one.
+    ssh('node3', `sed -i 's|^ETCD_NAME=.*|ETCD_NAME=${PATH_NAME}|' /etc/default/etcd && systemctl restart etcd`);
+    for (let i = 0; i < 100 && !members().includes(PATH_NAME); i++) sleep(0.2);
+    expect(members()).toEqual(['node1', 'node2', PATH_NAME]);
+    for (let i = 0; i < 100 && (etcdctl('node1', 'endpoint health --cluster').match(/ is healthy: /g) ?? []).length < 3; i++) sleep(0.2);
+    // `member list` prints IDs in hex, as decom names them: ID, status, name, peer URLs, client URLs, learner.
+    const id = etcdctl('node1', 'member list').split('\n').map((l) => l.split(', ')).find((f) => f[2] === PATH_NAME)![0]!;
+    expect(id).toMatch(/^[0-9a-f]+$/);
     // About 10 MB of data: the snapshot crosses in more than one chunk.
     ssh('node1', 'for i in 1 2 3 4 5 6 7 8; do head -c 900000 /dev/urandom | base64 -w 0 | ETCDCTL_API=3 etcdctl put /decom-test/big$i >/dev/null; done');
-    const r = runJson(['node3', '--yes'], state);
-    expect(r.code, JSON.stringify(host(r.report, 'node3'))).toBe(0);
-    expect(step(r.report, 'node3', 'etcd-member').actions.map((a) => a.what)).toEqual([
-      expect.stringMatching(/^saved an etcd snapshot on node1, copied to .*\/etcd-snapshot-node3\.db$/),
-      `remove etcd member node3 (http://${addrOf('node3')}:2380) through node1`,
+    const etc = () => ssh('node1', 'stat -c "%a %u:%g %F" /etc; ls -A /etc | wc -l; ls -d /etc/y.db /etc/y 2>&1; true');
+    const before = etc();
+    expect(before).toMatch(/^755 0:0 directory\n\d+\nls: cannot access '\/etc\/y\.db': No such file or directory\n/);
+    removal = runJson(['node3', '--yes'], state);
+    expect(removal.code, JSON.stringify(host(removal.report, 'node3'))).toBe(0);
+    expect(etc()).toBe(before);
+    const dir = join(state, 'backups', removal.report.run, 'node3');
+    expect(step(removal.report, 'node3', 'etcd-member').actions.map((a) => a.what)).toEqual([
+      `saved an etcd snapshot on node1, copied to ${dir}/etcd-snapshot-${id}.db`,
+      `remove etcd member ${PATH_NAME} (http://${addrOf('node3')}:2380) through node1`,
     ]);
+    expect(readdirSync(dir).filter((f) => f.includes('etcd') || f.endsWith('.db'))).toEqual([`etcd-snapshot-${id}.db`]);
+    // No copy of the cluster's data stays on the member it was taken through.
+    expect(ssh('node1', 'ls -A /var/backups/decom 2>/dev/null; true').trim()).toBe('');
+  });
+
+  it('removes the member through one that stays: 2 members left, healthy; the snapshot is on the operator and etcdctl reads it; node3 clean and gone', () => {
+    expect(removal, 'the removal run of the test before').toBeDefined();
+    const r = removal!;
     expect(members()).toEqual(['node1', 'node2']);
     const health = etcdctl('node1', 'endpoint health --cluster');
     expect(health.split('\n').filter((l) => / is healthy: /.test(l)).map((l) => l.split(' ')[0]).sort()).toEqual([`http://${addrOf('node1')}:2379`, `http://${addrOf('node2')}:2379`]);
@@ -332,8 +356,6 @@ describe('decommission of a control-plane + etcd host in a 3-member real etcd cl
     expect(status.status, status.stderr).toBe(0);
     expect((JSON.parse(status.stdout) as { totalKey: number }).totalKey).toBeGreaterThan(8);
     expect(statSync(file).size).toBeGreaterThan(8 * 1024 * 1024);
-    // No copy of the cluster's data stays on the member it was taken through.
-    expect(ssh('node1', 'ls -A /var/backups/decom 2>/dev/null; true').trim()).toBe('');
     expect(leftovers('node3')).toEqual([]);
     expect(ssh('node3', 'systemctl is-active etcd; ls -A /var/lib/etcd; true').trim()).toBe('inactive');
     expect(kubectl('get', 'node', 'node3').code).toBe(1);

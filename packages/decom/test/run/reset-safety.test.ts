@@ -1,10 +1,15 @@
-// The reset's safety on a 4-node sandbox of kubespray-leftovers: a wrong hostname, a node
-// another run holds, a busy mount, hostile names and symlinks, a connection cut mid-run, and
-// the reset run from the node itself (--connection local).
+// The reset's safety on a 5-node sandbox of kubespray-leftovers: a wrong hostname, a node
+// another run holds, a busy mount, hostile names and symlinks, the on-node path guard under
+// generated paths, a parent swapped for a symlink between probe and delete, a connection cut
+// mid-run, and the reset run from the node itself (--connection local).
+import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, down, ssh, up } from '../helpers/sandbox.js';
+import { PATH_GUARD, SYSTEM_DIRS, holdsSystemDir } from '../../src/util/confine.js';
+import { CLI, down, ssh, sshArgv, up } from '../helpers/sandbox.js';
 import { leftovers, userObjects } from '../helpers/residue.js';
 import { INVENTORY, runJson, startRun, until } from '../helpers/run.js';
 import { tempDir } from '../helpers/temp.js';
@@ -15,7 +20,7 @@ const jsonOf = (out: string) => JSON.parse(out.slice(out.indexOf('{\n'), out.las
 describe('reset safety on kubespray-leftovers: busy mounts, rolls, hostile names, wrong hosts, locks, lost connections', () => {
   const state = tempDir('decom-safety-');
   const dir = tempDir('decom-safety-books-');
-  beforeAll(() => up(['--nodes', '4', '--scenario', 'kubespray-leftovers']));
+  beforeAll(() => up(['--nodes', '5', '--scenario', 'kubespray-leftovers']));
   afterAll(() => down());
 
   it('refuses a host whose hostname is not the expected one (exit 4), changing nothing', () => {
@@ -83,6 +88,66 @@ describe('reset safety on kubespray-leftovers: busy mounts, rolls, hostile names
     expect(ssh('node2', 'cat /srv/appdata/important.db /etc/app/app.conf')).toBe('user data: must survive\nlisten: 8080\n');
   });
 
+  it("judges generated paths on the node as resolved: none accepted escapes its root, every spelling of or link to a system dir is refused (fast-check)", async () => {
+    // Planted on node5: a root with symlinks to system dirs, up out of it, within it, and one a user owns.
+    const B = '/srv/decom-guard';
+    const R = `${B}/root`;
+    ssh('node5', [
+      `rm -rf ${B}; mkdir -p ${R}/a/b ${R}/c ${R}/home-u ${B}/outside`,
+      `ln -s /etc ${R}/to-etc; ln -s /usr/bin ${R}/to-usr-bin; ln -s / ${R}/to-root; ln -s /var ${R}/a/to-var`,
+      `ln -s .. ${R}/a/up; ln -s ../.. ${R}/a/b/up2; ln -s ../../.. ${R}/a/b/up3; ln -s ${B}/outside ${R}/out; ln -s b ${R}/a/rel`,
+      `ln -s ${R}/a ${R}/user-a; chown -h 65534 ${R}/user-a; chown 65534 ${R}/home-u; ln -s /etc ${R}/home-u/dot; chown -h 65534 ${R}/home-u/dot`,
+    ].join('\n'));
+    const guard = new NodeGuard('node5');
+    try {
+      const names = ['a', 'b', 'c', 'up', 'up2', 'up3', 'rel', 'to-etc', 'to-usr-bin', 'to-root', 'to-var', 'out', 'user-a', 'home-u', 'dot', 'x', '.', '', '..', 'etc', 'usr', 'bin', 'passwd'];
+      const path = fc.tuple(fc.constantFrom(R, `${R}/`, `${R}//`, `${R}/.`, '/', '//', '/./'), fc.array(fc.constantFrom(...names), { maxLength: 5 })).map(([top, parts]) => `${top}/${parts.join('/')}`.replace(/^\/\/\//, '//'));
+      // Confinement: whatever is accepted below the root resolves below it (as the node's own `cd -P` says too), never at or above a system dir.
+      await fc.assert(
+        fc.asyncProperty(path, async (p) => {
+          const r = await guard.judge(R, p);
+          if (!r.ok) return;
+          expect(r.resolved.startsWith(`${R}/`), `${p} -> ${r.resolved}`).toBe(true);
+          expect(holdsSystemDir(r.resolved), p).toBe(false);
+          if (r.physicalDir) expect(r.resolved, p).toBe(`${r.physicalDir.replace(/\/$/, '')}/${p.slice(p.lastIndexOf('/') + 1)}`);
+          expect(p.split('/').includes('..'), p).toBe(false);
+          expect(p.startsWith(`${R}/user-a/`) || p.startsWith(`${R}//user-a/`), `${p}: through a link a user owns`).toBe(false);
+        }),
+        { numRuns: 400 },
+      );
+      // Any spelling of a system dir, or a path that reaches one through a link, is refused: deleted (judge) and taken whole (judge_dir) alike.
+      const sep = fc.constantFrom('/', '//', '/./');
+      const spelled = fc
+        .tuple(fc.constantFrom(...SYSTEM_DIRS), fc.array(sep, { minLength: 4, maxLength: 4 }), fc.constantFrom('', '/.', `${R}/to-root`, `${R}/a/up/to-root`, `${R}/a/b/up2/to-root`))
+        .map(([d, seps, lead]) => lead + (d === '/' ? (lead ? '' : '/') : d.split('/').slice(1).map((c, i) => `${seps[i]}${c}`).join('')) || '/');
+      const linked = fc.constantFrom(`${R}/to-etc`, `${R}/to-usr-bin`, `${R}/a/to-var`, `${R}/to-root`, `${R}/a/up/to-etc`, `${R}/to-root/usr/./bin`, `${R}/a/to-var/lib`, `${R}/home-u/dot`);
+      await fc.assert(
+        fc.asyncProperty(fc.oneof(spelled, linked), async (p) => {
+          expect((await guard.judge('/', p)).ok, `judge / ${p}`).toBe(false);
+          expect((await guard.judgeDir(p)).ok, `judge_dir ${p}`).toBe(false);
+        }),
+        { numRuns: 300 },
+      );
+    } finally {
+      await guard.close();
+      ssh('node5', `rm -rf ${B}`);
+    }
+  });
+
+  it("refuses to delete through a parent swapped for a user's symlink after the probe, naming the path, and deletes nothing outside the user's tree", () => {
+    // bob keeps this cluster's kubeconfig (a credential the files step deletes); a shell step (it re-probes nothing)
+    // then swaps his ~/.kube for a link of his own to a dir holding a file named config, as he could between probe and delete.
+    ssh('node5', 'mkdir -p /home/bob/.kube && cp /root/.kube/config /home/bob/.kube/config && chown -R 65534 /home/bob && mkdir -p /srv/elsewhere && printf keep > /srv/elsewhere/config');
+    const book = join(dir, 'swap.yaml');
+    writeFileSync(book, ['apiVersion: decom/v1', 'kind: Playbook', 'steps:', '  - name: swap .kube for a link', "    shell: mv /home/bob/.kube /home/bob/.kube.real && ln -s /srv/elsewhere /home/bob/.kube && chown -h 65534 /home/bob/.kube", '  - files', ''].join('\n'));
+    const r = runJson(['node5', '--playbook', book, '--yes'], state);
+    expect(r.code).toBe(1);
+    const files = r.report.hosts[0]!.steps.find((x) => x.name === 'files')!;
+    expect(files.status).toBe('failed');
+    expect(JSON.stringify(files)).toContain('refused /home/bob/.kube/config: /home/bob/.kube is a symbolic link owned by uid 65534, not root');
+    expect(ssh('node5', 'cat /srv/elsewhere/config; ls /srv/elsewhere /home/bob/.kube.real')).toBe('keep/home/bob/.kube.real:\nconfig\n\n/srv/elsewhere:\nconfig\n');
+  });
+
   it('reports a host whose connection is cut mid-run as lost (exit 3), finishes the others, and a rerun finishes it', async () => {
     const runs = () => (existsSync(join(state, 'runs')) ? readdirSync(join(state, 'runs')).map((f) => join(state, 'runs', f)) : []);
     const earlier = new Set(runs());
@@ -114,3 +179,42 @@ describe('reset safety on kubespray-leftovers: busy mounts, rolls, hostile names
     expect(userObjects('node4')).toBe(user);
   });
 });
+
+/**
+ * The on-node guard (util/confine.ts's PATH_GUARD) asked line by line over one ssh session: a
+ * query per generated path, each answered with the verdict, the path resolved and, apart from
+ * the guard, the node's own `cd -P` into its dir. Paths hold no tab or newline here.
+ */
+class NodeGuard {
+  private readonly child;
+  private readonly answers: ((line: string) => void)[] = [];
+  constructor(node: string) {
+    const loop = `${PATH_GUARD}
+W=$(mktemp); TAB=$(printf '\t')
+while IFS=$TAB read -r mode root p; do
+  if [ "$mode" = d ]; then if judge_dir "$p"; then printf 'ok\t%s\t\n' "$JD"; else printf 'no\t\t\n'; fi; continue; fi
+  if judge "$root" "$p" >"$W"; then
+    phys=$(cd -P -- "\${p%/*}/" 2>/dev/null && pwd -P)
+    printf 'ok\t%s\t%s\n' "$R" "$phys"
+  else printf 'no\t%s\t\n' "$(tr '\n\t' '  ' < "$W")"; fi
+done
+rm -f "$W"`;
+    this.child = spawn('ssh', sshArgv(node, loop), { stdio: ['pipe', 'pipe', 'inherit'] });
+    createInterface({ input: this.child.stdout }).on('line', (l) => this.answers.shift()?.(l));
+  }
+  private ask(line: string): Promise<{ ok: boolean; resolved: string; physicalDir: string }> {
+    return new Promise((resolve) => {
+      this.answers.push((l) => {
+        const [v, resolved, physicalDir] = l.split('\t');
+        resolve({ ok: v === 'ok', resolved: resolved ?? '', physicalDir: physicalDir ?? '' });
+      });
+      this.child.stdin.write(`${line}\n`);
+    });
+  }
+  judge = (root: string, p: string) => this.ask(`j\t${root}\t${p}`);
+  judgeDir = (p: string) => this.ask(`d\t-\t${p}`);
+  async close(): Promise<void> {
+    this.child.stdin.end();
+    await new Promise((r) => this.child.once('exit', r));
+  }
+}

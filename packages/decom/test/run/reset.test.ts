@@ -1,9 +1,10 @@
 // `decom run --playbook reset` on a 2-node systemd sandbox of kubespray-leftovers: --check
-// changes nothing, the real run takes its actions and leaves nothing the independent checker
+// changes nothing, a backup whose archive brings a link or a bad name fails before anything
+// is destroyed, the real run takes its actions and leaves nothing the independent checker
 // finds, the user's objects untouched, the backup and the journal; a second run plans nothing.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, lstatSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { down, ssh, up } from '../helpers/sandbox.js';
 import { leftovers, nodeSnapshot, userObjects } from '../helpers/residue.js';
@@ -36,6 +37,44 @@ describe('decom run --playbook reset on kubespray-leftovers (systemd)', () => {
     const steps = check.hosts[0]!.steps;
     expect(steps.map((s) => s.name)).toEqual(['backup', 'static-pods', 'kubelet', 'containers', 'processes', 'cgroups', 'etcd', 'ports', 'mounts', 'links', 'routes', 'netns', 'firewall', 'trust', 'files', 'installed', 'images', 'verify']);
     expect(steps.find((s) => s.name === 'static-pods')!.actions.map((a) => a.what).join('\n')).toMatch(/move 4 manifests .*etcd\.yaml, kube-apiserver\.yaml/);
+  });
+
+  it("refuses what the node's backup archive must not bring: a symlink member and a SHA256SUMS name ../x are named in one line, none of them is in the operator's copy, and the host stops before anything is destroyed", () => {
+    // A tar first in node2's PATH: when it makes the transfer archive (the backup dir minus manifests, made in that dir),
+    // it puts a symlink into the archive and a line naming ../x into its SHA256SUMS.
+    ssh('node2', `cat > /usr/local/bin/tar <<'EOF'
+#!/bin/sh
+case " $* " in *" --exclude=./manifests "*)
+  ln -sfn /etc/shadow leak
+  printf '%s  ../x\\n' "$(printf x | sha256sum | cut -d' ' -f1)" >> SHA256SUMS ;;
+esac
+exec /usr/bin/tar "$@"
+EOF
+chmod 0755 /usr/local/bin/tar`);
+    const snap = nodeSnapshot('node2');
+    let run = '';
+    try {
+      const r = runJson(['node2', '--playbook', 'reset', '--yes'], state);
+      run = r.report.run;
+      expect(r.code).toBe(1);
+      const dir = join(state, 'backups', run, 'node2');
+      const steps = r.report.hosts[0]!.steps;
+      expect(steps[0]).toMatchObject({
+        name: 'backup',
+        status: 'failed',
+        reason: `the copy of the node's backup refuses "./leak" (a symbolic link to "/etc/shadow"), SHA256SUMS's name "../x" (not a plain file name): none of it is in ${dir}`,
+      });
+      expect(steps.slice(1).every((x) => x.status === 'skipped' && x.reason === 'not run: backup failed'), JSON.stringify(steps.slice(1))).toBe(true);
+      // The rest of the backup is there; nothing of the refused, in the copy or beside it.
+      const copied = readdirSync(dir);
+      expect(copied).toEqual(expect.arrayContaining(['SHA256SUMS', 'files.tar.gz', 'iptables-nft-v4.rules']));
+      expect(copied).not.toContain('leak');
+      expect(copied.filter((f) => !lstatSync(join(dir, f)).isFile() && !lstatSync(join(dir, f)).isDirectory())).toEqual([]);
+      expect(readdirSync(dirname(dir))).toEqual(['node2']);
+    } finally {
+      ssh('node2', `rm -f /usr/local/bin/tar${run ? ` && rm -rf /var/backups/decom/${run} && rmdir /var/backups/decom` : ''}`);
+    }
+    expect(nodeSnapshot('node2')).toBe(snap);
   });
 
   it('resets both nodes, and the real run takes the actions --check printed', () => {

@@ -209,9 +209,9 @@ describe('decom verify on kubespray-leftovers', () => {
 
 describe('decom verify on the other scenarios', () => {
   // Each test boots the sandbox it needs, after taking down what the test before left (also
-  // after a failure). The two tests of the 2-node clean scenario share one boot: the first
+  // after a failure). The three tests of the 2-node clean scenario share one boot: the first
   // only reads; the second changes nothing the first reads (it asks API servers of its own
-  // and resets node1, clean already).
+  // and resets node1, clean already); the third ends every process it starts, by PID.
   let shared = '';
   const sandbox = (args: string[], share = false) => {
     if (share && shared === args.join(' ')) return;
@@ -322,6 +322,31 @@ describe('decom verify on the other scenarios', () => {
     } finally {
       server.close();
       rmSync(dir, { recursive: true });
+    }
+  });
+
+  it('a hostile node (1,500 processes of a user, each with a 100 KB argument): verify answers, receives under 16 MiB from it, stays under 300 MB; past --max-output that host alone is not checked, exit 3', () => {
+    sandbox(['--nodes', '2', '--scenario', 'clean'], true);
+    // As nobody, `sleep 600 000…0`: GNU sleep adds its arguments up, and 100,000 zeros are 0 s.
+    const start = `Z=$(head -c 100000 /dev/zero | tr '\\0' 0); for i in $(seq 1500); do setpriv --reuid=65534 --regid=65534 --clear-groups sleep 600 "$Z" </dev/null >/dev/null 2>&1 & echo $!; done`;
+    const pids = ssh('node1', start).trim().split('\n');
+    try {
+      expect(pids).toHaveLength(1500);
+      const sentByNode = () => Number(ssh('node1', 'cat /sys/class/net/eth0/statistics/tx_bytes'));
+      const before = sentByNode();
+      const v = decom(['verify', INVENTORY, 'node1'], { wrap: ['/usr/bin/time', '-f', '%M'] });
+      const sent = sentByNode() - before;
+      const peakKiB = Number(v.stderr.trim().split('\n').pop());
+      expect([0, 1], v.stdout + v.stderr).toContain(v.code);
+      expect(sent, `${sent} bytes from node1`).toBeLessThan(16 * 1024 * 1024);
+      expect(peakKiB * 1024, `peak ${peakKiB} KiB`).toBeLessThan(300e6);
+      // Its answer is larger than 2 MiB (1,500 command lines of 4 KiB): node1 alone fails, in one line.
+      const capped = decom(['verify', INVENTORY, 'all', '--max-output', '2']);
+      expect(capped.stdout).toMatch(/^node1: NOT CHECKED: node1: output: output of 2\.\d MiB exceeds --max-output 2 MiB; [^\n]*$/m);
+      expect(capped.stdout).toMatch(/^node2: clean$/m);
+      expect(capped.code).toBe(3);
+    } finally {
+      ssh('node1', `kill ${pids.join(' ')} 2>/dev/null; true`);
     }
   });
 
