@@ -8,26 +8,28 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { StepContext } from '../engine/step.js';
 import { tempDir } from '../../test/helpers/temp.js';
+import { NODE_BACKUPS } from '../util/confine.js';
 import { backup, refusedMember } from './backup.js';
 
 const sh = (script: string): string => execFileSync('sh', ['-c', script], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-const exec = async (script: string) => sh(script);
 
 /** A node's backup dir as the plan leaves it (files, SHA256SUMS), with `extra` run in it after the sums are taken. */
-function nodeBackup(extra = ''): { ctx: StepContext; node: string; operator: string } {
+function nodeBackup(extra = ''): { ctx: StepContext; node: string; operator: string; exec: (script: string) => Promise<string> } {
   const root = tempDir('decom-backup-copy-');
+  // The node's scripts delete only below decom's backups dir (util/confine.ts): here, the temp dir's node/.
+  const exec = async (script: string) => sh(script.replaceAll(`'${NODE_BACKUPS}'`, `'${join(root, 'node')}'`));
   const node = join(root, 'node', 'RUN');
   const operator = join(root, 'operator', 'backups', 'RUN', 'n1');
   mkdirSync(node, { recursive: true });
   writeFileSync(join(node, 'iptables-nft-v4.rules'), '*filter\n:KUBE-SERVICES - [0:0]\nCOMMIT\n');
   sh(`cd '${node}' && head -c 9000000 /dev/urandom > files.tar.gz && sha256sum -- * > SHA256SUMS && ${extra || 'true'}`);
   const ctx: StepContext = { runId: 'RUN', backupDir: node, host: 'n1', vars: {}, params: {}, operatorBackupDir: operator, before: new Set() };
-  return { ctx, node, operator };
+  return { ctx, node, operator, exec };
 }
 
 describe("the backup's copy to the operator", () => {
   it('copies a backup of more than one chunk, checked by its sums, and leaves no transfer archive on either side', async () => {
-    const { ctx, node, operator } = nodeBackup();
+    const { ctx, node, operator, exec } = nodeBackup();
     expect(await backup.afterApply!(exec, ctx)).toBe(`copied and checked 2 files to ${operator}`);
     expect(readdirSync(operator).sort()).toEqual(['README.txt', 'SHA256SUMS', 'files.tar.gz', 'iptables-nft-v4.rules']);
     expect(readFileSync(join(operator, 'files.tar.gz')).equals(readFileSync(join(node, 'files.tar.gz')))).toBe(true);
@@ -37,7 +39,7 @@ describe("the backup's copy to the operator", () => {
   });
 
   it('refuses a symlink, a hard link, a FIFO and a SHA256SUMS name ../x: one line names each, none is written, nor x beside the copy', async () => {
-    const { ctx, operator } = nodeBackup(`ln -s /etc/shadow leak && ln iptables-nft-v4.rules hard && mkfifo pipe`);
+    const { ctx, operator, exec } = nodeBackup(`ln -s /etc/shadow leak && ln iptables-nft-v4.rules hard && mkfifo pipe`);
     writeFileSync(join(ctx.backupDir, 'SHA256SUMS'), `${'0'.repeat(64)}  ../x\n`, { flag: 'a' });
     const failed = backup.afterApply!(exec, ctx);
     await expect(failed).rejects.toThrow(
