@@ -60,6 +60,7 @@ program
   .option('--purge', "also remove the installation footprint (binaries, units, configs kubespray or kubeadm installed; containerd's k8s.io images; static CDI specs, NRI plugins and containerd conf.d drop-ins, backed up first): for a node that leaves for good (the decommission's default)", false)
   .option('--keep-installed', 'decommission: keep the binaries, units and images, for a node that will rejoin', false)
   .option('--keep-backup-on-node', "keep the node's copy of the backup after the operator's copy is verified", false)
+  .option('--remove-etcd-archive', "once the node is proven clean, remove the etcd data archives on it (the etcd step keeps one: it holds every Secret of the cluster)", false)
   .option('--state-dir <dir>', 'where journals and backups go (default: $DECOM_STATE_DIR, $XDG_STATE_HOME/decom, ~/.local/state/decom)')
   .addOption(new Option('--output <format>', 'output format').choices(['text', 'json'] as const).default('text' as const))
   .option('--details', 'list every finding left, not a summary per kind', false)

@@ -3,7 +3,7 @@
  * from the unchanged Dockerfile as a user builds it, on this Debian 12 machine with no
  * registry and no daemon, and exported as an OCI archive for `ctr -n k8s.io images import`.
  *
- * - The base, node:20-bookworm-slim, is made here instead of pulled: Debian bookworm
+ * - The base, node:VERSION-bookworm-slim (this machine's Node.js 20), is made here instead of pulled: Debian bookworm
  *   minbase (mmdebstrap, from this machine's apt mirror) plus this machine's Node.js 20,
  *   laid out as the official image lays it out.
  * - buildah builds the Dockerfile on it with --pull=never and --network host: buildah's
@@ -29,8 +29,11 @@ import { requirePrograms, requireRoot } from './prereq.js';
 
 export const IMAGE_DIR = '/var/cache/decom/image';
 export const RUN_DIR = '/run/decom/image';
-/** The name the Dockerfile's FROM asks for, as buildah resolves it locally. */
-export const BASE_REF = 'docker.io/library/node:20-bookworm-slim';
+/**
+ * The name the Dockerfile's FROM asks for, as buildah resolves it locally: pinned to this
+ * machine's Node.js (the base is made from it), passed as the Dockerfile's NODE_VERSION.
+ */
+export const BASE_REF = `docker.io/library/node:${process.versions.node}-bookworm-slim`;
 /** The checkout: the image's build context (the lock file is the workspace's). */
 const CHECKOUT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
@@ -152,7 +155,7 @@ exec "$@"
 `;
 
 /**
- * node:20-bookworm-slim, made from Debian's packages and this machine's Node.js 20:
+ * node:VERSION-bookworm-slim, made from Debian's packages and this machine's Node.js 20:
  * node in /usr/local/bin, npm and corepack in /usr/local/lib/node_modules with their
  * links, user and group node (1000, home /home/node), no apt lists or caches, no
  * device nodes (the runtime mounts /dev). Yarn, which the official image adds, is not.
@@ -230,9 +233,9 @@ async function baseNodeVersion(): Promise<string | null> {
 }
 
 /** An image's OCI config (Env, Entrypoint, Cmd…), and the sizes of its uncompressed layers. */
-export async function inspectImage(ref: string): Promise<{ Env?: string[]; Entrypoint?: string[] | null; Cmd?: string[] | null; layerBytes: number }> {
+export async function inspectImage(ref: string): Promise<{ Env?: string[]; Entrypoint?: string[] | null; Cmd?: string[] | null; User?: string; layerBytes: number }> {
   const j = JSON.parse(await buildah(['inspect', '--type', 'image', ref], `inspect ${ref}`)) as {
-    OCIv1: { config?: { Env?: string[]; Entrypoint?: string[] | null; Cmd?: string[] | null } };
+    OCIv1: { config?: { Env?: string[]; Entrypoint?: string[] | null; Cmd?: string[] | null; User?: string } };
     Manifest: string;
   };
   const layers = (JSON.parse(j.Manifest) as { layers: { size: number }[] }).layers;
@@ -306,7 +309,7 @@ export async function buildAuditImage(opts: { cache: boolean; checkout?: string;
   try {
     npmSettings(checkout);
     await buildah(
-      ['build', '--network', 'host', '--pull=never', '--layers', '--force-rm', ...RUNC_ROOT, '-v', `${dirs.npm}:/usr/local/etc:ro`, '-f', dockerfile, '-t', tag, checkout],
+      ['build', '--network', 'host', '--pull=never', '--layers', '--force-rm', ...RUNC_ROOT, '--build-arg', `NODE_VERSION=${process.versions.node}`, '-v', `${dirs.npm}:/usr/local/etc:ro`, '-f', dockerfile, '-t', tag, checkout],
       `buildah build ${tag} (packages/decom/deploy/Dockerfile)`,
     );
   } finally {

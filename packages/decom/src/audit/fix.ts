@@ -295,7 +295,8 @@ async function fixHost(host: Host, f: FixRun): Promise<HostFix> {
     out.probe = { state };
     if (opened.finishes) {
       out.warnings.push(`${host.name}: took over the lock of fix ${opened.finishes}, which did not finish (killed, or its connection was lost)`);
-      journal({ event: 'resume', finishes: opened.finishes });
+      if (opened.stopped) out.warnings.push(`${host.name}: ${opened.stopped} (fix ${opened.finishes}, before it was cut off)`);
+      journal({ event: 'resume', finishes: opened.finishes, ...(opened.stopped ? { stopped: opened.stopped } : {}) });
     }
     const refused = opened.refused ?? interlock(host, state, f.recheckApi);
     if (refused) {

@@ -98,9 +98,14 @@ export interface ApiAction {
   request: string;
 }
 
+/** Why the Node the API has now is left: it is not the one this run's interlocks checked. One line. */
+const notTheCheckedNode = (name: string, checked: string | undefined, why: string) =>
+  `Node ${name} is not the Node this run checked (${checked ? `UID ${checked}` : 'none was registered then'}): ${why}; left in place, with what the API holds for it (run again to check it)`;
+
 /**
- * Deletes the Node (last, so its kubelet cannot register it again) and waits until
- * the API no longer has it; then what the API still holds for it that is provably
+ * Deletes the Node (last, so its kubelet cannot register it again), only the one the
+ * interlocks checked (its UID as the delete's precondition), and waits until the API
+ * no longer has it; then what the API still holds for it that is provably
  * stale with the Node gone: its VolumeAttachments, CSINode, Lease and the kubelet's
  * CertificateSigningRequests. With `check`, says what it would delete.
  */
@@ -108,19 +113,31 @@ export async function removeNode(c: ClusterContext, apply: boolean): Promise<Api
   const k = c.kube;
   const name = c.nodeName;
   const actions: ApiAction[] = [];
-  const gone = async (what: string, request: string, del: () => Promise<unknown>) => {
+  const gone = async (what: string, request: string, del: () => Promise<unknown>, conflict?: (e: unknown) => string) => {
     if (apply) {
       try {
         await del();
       } catch (e) {
+        if (conflict && codeOf(e) === 409) throw new Error(conflict(e));
         if (codeOf(e) !== 404) throw new Error(`${what}: ${errorLine(e)}`);
       }
     }
     actions.push({ what, request });
   };
-  if (await readNode(c)) {
-    await gone(`delete Node ${name}`, `DELETE /api/v1/nodes/${name}`, () => k.core.deleteNode({ name }));
-    for (let i = 0; apply && (await readNode(c)); i++) {
+  const current = await readNode(c);
+  if (current) {
+    // Only the Node the interlocks checked goes (its machine, not the last control plane): one deleted and
+    // registered again since is another Node, and what the API holds under its name is its own.
+    const checked = c.node?.metadata?.uid;
+    const uid = current.metadata?.uid;
+    if (!checked || uid !== checked) throw new Error(notTheCheckedNode(name, checked, `it was registered${checked ? ' again' : ''} since, as UID ${uid}`));
+    // The UID precondition holds even if it is replaced between this read and the delete.
+    await gone(`delete Node ${name}`, `DELETE /api/v1/nodes/${name} (precondition: uid ${uid})`, () => k.core.deleteNode({ name, body: { preconditions: { uid } } }), (e) =>
+      notTheCheckedNode(name, checked, `the API refused its delete: ${errorLine(e)}`),
+    );
+    for (let i = 0; apply; i++) {
+      const still = await readNode(c);
+      if (still?.metadata?.uid !== uid) break;
       if (i >= 60) throw new Error(`Node ${name} is still registered 30 s after its deletion`);
       await sleep(500);
     }

@@ -9,7 +9,7 @@ import { TransportError, type Transport } from '../transport/types.js';
 import { ALL_VIEWS, NARROWER, PURGE_VIEWS, type NodeState, type View } from '../probes/index.js';
 import { findings, notes, type Finding } from '../rules/residue.js';
 import { wrongHost } from '../rules/machine.js';
-import { openNodeLock, releaseScript, type LockHolder } from './lock.js';
+import { HOLD_WORK, openNodeLock, releaseScript, type LockHolder } from './lock.js';
 import type { Journal } from './journal.js';
 import { roundTrip } from './round-trip.js';
 import type { ActionResult, NodeIo, Step, StepContext, StepResult } from './step.js';
@@ -76,6 +76,8 @@ export interface RunOptions {
   /** Where the operator's copy of a host's backup goes. */
   operatorBackupDir(host: string): string;
   keepBackupOnNode: boolean;
+  /** --remove-etcd-archive: remove the etcd data archives on a node proven clean (they hold the cluster's Secrets). */
+  removeEtcdArchive?: boolean;
   /** Hosts worked on at once (util/pool's default bound when not given). */
   forks?: number;
   /** Hosts per batch; the next batch starts when one ends. */
@@ -109,6 +111,8 @@ interface Opened {
   state: NodeState;
   refused?: string;
   finishes?: string;
+  /** What taking over the dead run's lock stopped of its (a containerd it had started). */
+  stopped?: string;
   /** An interlock could not be asked (the API or an etcd peer failed). */
   failed?: string;
 }
@@ -118,7 +122,7 @@ async function openHost(t: Transport, host: Host, o: RunOptions, planned: Planne
   const opened: Opened = await openNodeLock(t, {
     holder: o.holder, check: o.check, sudo: host.become, views: fullViews(o), ...(o.waitLockSec ? { waitSec: o.waitLockSec } : {}),
     journal: (e) => o.journal.write({ host: host.name, ...e }),
-  }).then((l) => ({ state: l.trip.state, ...(l.refused ? { refused: l.refused } : {}), ...(l.finishes ? { finishes: l.finishes } : {}) }));
+  }).then((l) => ({ state: l.trip.state, ...(l.refused ? { refused: l.refused } : {}), ...(l.finishes ? { finishes: l.finishes } : {}), ...(l.stopped ? { stopped: l.stopped } : {}) }));
   if (o.operator) opened.state.operator = o.operator;
   if (o.etcdGroup) opened.state.etcdGroup = o.etcdGroup(host);
   const first = { state: opened.state };
@@ -217,7 +221,11 @@ export async function applyStep(t: Transport, state: NodeState, p: PlannedStep, 
     try {
       for (const a of plan.filter((x) => x.client)) {
         const t0 = Date.now();
-        const io: NodeIo = { openUnixSocket: (path) => t.openUnixSocket(path, { sudo }), exec: (script, timeoutSec) => t.exec(script, { sudo, timeoutSec }) };
+        const io: NodeIo = {
+          openUnixSocket: (path) => t.openUnixSocket(path, { sudo }),
+          exec: (script, timeoutSec) => t.exec(`${HOLD_WORK}${script}`, { sudo, timeoutSec }),
+          journal: (e) => journal({ step: p.label, ...e }),
+        };
         // A client-side action's guard is asked on the node first, as a script's is.
         if (a.guard) {
           const g = await t.exec(a.guard, { sudo, timeoutSec: 30 });
@@ -235,7 +243,8 @@ export async function applyStep(t: Transport, state: NodeState, p: PlannedStep, 
         );
         actions.push({ ...a, ...r, ms: Date.now() - t0 });
       }
-      const trip = await roundTrip(t, { actions: plan.filter((x) => !x.client), views: viewsOf(p.step, full), prev: state, sudo, timeoutSec: p.step.timeoutSec?.(ctx) ?? 120 }).catch((e: unknown) => {
+      // Every process the step starts holds the node's lock (lock.ts): a run killed now leaves its work locked.
+      const trip = await roundTrip(t, { actions: plan.filter((x) => !x.client), views: viewsOf(p.step, full), prev: state, sudo, timeoutSec: p.step.timeoutSec?.(ctx) ?? 120, preamble: HOLD_WORK }).catch((e: unknown) => {
         // Lost mid-step: what the node said before it went still goes to the journal.
         actions.push(...((e as { results?: ActionResult[] }).results ?? []));
         throw e;
@@ -249,7 +258,7 @@ export async function applyStep(t: Transport, state: NodeState, p: PlannedStep, 
     }
     if (p.step.afterApply && actions.some((a) => a.code === 0)) {
       const exec = async (script: string) => {
-        const x = await t.exec(script, { sudo, timeoutSec: 300 });
+        const x = await t.exec(`${HOLD_WORK}${script}`, { sudo, timeoutSec: 300 });
         if (x.code !== 0) throw new Error(`exit ${x.code}: ${x.stderr.trim().split('\n').pop() ?? ''}`);
         return x.stdout;
       };
@@ -272,6 +281,21 @@ export async function applyStep(t: Transport, state: NodeState, p: PlannedStep, 
   else if (left.length) r.reason = plan.length ? `${left.length} left after its actions` : 'this step has nothing it can do about what is left';
   else if (note) r.reason = note;
   return { r, state };
+}
+
+/**
+ * --remove-etcd-archive, once the node is proven clean: each archive the final probe found
+ * goes with its dir (the etcd step's `RUN-etcd-data`, steps/backup.ts), judged on the node
+ * as the backup dir is. The state then holds only what is left, for the notes.
+ */
+async function removeEtcdArchives(t: Transport, state: NodeState, sudo: boolean, warnings: string[], journal: (e: Record<string, unknown>) => void): Promise<NodeState> {
+  const dirs = state.etcdArchives.map((a) => a.slice(0, a.lastIndexOf('/')));
+  const r = await t.exec(`${PATH_GUARD}${dirs.map((d) => `${deletePathScript(d, { root: NODE_BACKUPS })} || exit 1`).join('\n')}`, { sudo, timeoutSec: 60 });
+  const why = `${r.stdout}${r.stderr}`.trim().split('\n').pop() ?? '';
+  journal({ event: 'remove-etcd-archive', line: `${dirs.join(', ')}: exit ${r.code}`, code: r.code });
+  if (r.code === 0) return { ...state, etcdArchives: [] };
+  warnings.push(`--remove-etcd-archive: not removed (exit ${r.code}${why ? `: ${why}` : ''})`);
+  return state;
 }
 
 async function runHost(host: Host, o: RunOptions): Promise<HostResult> {
@@ -299,7 +323,8 @@ async function runHost(host: Host, o: RunOptions): Promise<HostResult> {
     if (opened.finishes) {
       result.finishes = opened.finishes;
       result.warnings.push(`took over the lock of run ${opened.finishes}, which did not finish (killed, or its connection was lost): this run finishes its work`);
-      journal({ event: 'resume', finishes: opened.finishes });
+      if (opened.stopped) result.warnings.push(`${opened.stopped} (run ${opened.finishes}, before it was cut off)`);
+      journal({ event: 'resume', finishes: opened.finishes, ...(opened.stopped ? { stopped: opened.stopped } : {}) });
     }
     if (opened.failed) {
       result.error = `${host.name}: ${opened.failed}`;
@@ -344,11 +369,12 @@ async function runHost(host: Host, o: RunOptions): Promise<HostResult> {
     // Clean is judged on a full probe: the playbook's last step took one, or one is taken now.
     if (!o.check && !fresh) state = (await roundTrip(t, { actions: [], views: fullViews(o), prev: state, sudo, timeoutSec: 60 })).state;
     result.left = findings(state).filter((f) => f.kind !== 'node-object');
-    result.warnings.push(...notes(state));
     result.clean = result.left.length === 0;
     if (!o.check && result.clean && !o.keepBackupOnNode && result.backup) {
       await t.exec(`${PATH_GUARD}${deletePathScript(backupDir, { root: NODE_BACKUPS })}`, { sudo, timeoutSec: 60 });
     }
+    if (!o.check && result.clean && o.removeEtcdArchive && state.etcdArchives.length) state = await removeEtcdArchives(t, state, sudo, result.warnings, journal);
+    result.warnings.push(...notes(state));
     return result;
   } catch (e) {
     // One host's trouble is that host's: the others carry on, and the run says what happened here.

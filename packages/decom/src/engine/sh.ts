@@ -34,6 +34,34 @@ stop_procs() {
 }
 `;
 
+/**
+ * Where decom records a containerd it started for a CRI teardown (steps/pods.ts): its
+ * PID:START on init-less nodes, `systemd` where systemd runs it. The teardown stops it
+ * again; a run killed in between leaves the record, and the run that takes over its
+ * lock stops it (engine/lock.ts).
+ */
+export const STARTED_CONTAINERD = '/run/decom-containerd.pid';
+
+/**
+ * `stop_started_containerd`: stops the containerd recorded in STARTED_CONTAINERD (by
+ * PID and start time, so a PID reused since is never hit) and removes the record;
+ * prints what it did. No record: nothing to do. False when it is still running.
+ */
+export const STOP_STARTED_CONTAINERD = `${STOP_PROCS}
+stop_started_containerd() {
+  ref=; { read -r ref < ${STARTED_CONTAINERD}; } 2>/dev/null || return 0
+  case $ref in
+    systemd) systemctl stop containerd || return 1; said="stopped containerd (systemd's), which decom had started" ;;
+    *[0-9]:[0-9]*)
+      if [ "$(started "\${ref%:*}")" = "\${ref#*:}" ]; then
+        stop_procs 10 "$ref"; [ "$(started "\${ref%:*}")" != "\${ref#*:}" ] || { echo "containerd $ref is still running" >&2; return 1; }; said="stopped containerd $ref, which decom had started"
+      else said="containerd $ref, which decom had started, is gone already"; fi ;;
+    *) said="left containerd $ref alone: its record has no start time to check the PID against" ;;
+  esac
+  rm -f ${STARTED_CONTAINERD}; echo "$said"
+}
+`;
+
 const procRef = (p: Proc): string => `${p.pid}:${p.start}`;
 
 /** `stop_procs GRACE pid:start…` as one action script. */

@@ -34,6 +34,8 @@ export interface NodeIo {
   openUnixSocket(path: string): Promise<Duplex>;
   /** A command on the node, as root (what a client action must do there between its calls). */
   exec(script: string, timeoutSec: number): Promise<{ code: number; stdout: string; stderr: string }>;
+  /** Writes an event to the run's journal now (what must be known even if the run is killed before the action ends). */
+  journal?(event: Record<string, unknown>): void;
 }
 
 /** What a step knows of the run and the host, besides the node's state. */

@@ -5,7 +5,7 @@ import { accessSync, constants, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ownNetns } from '../../test/helpers/netns.js';
-import { isKubernetesChain, mentionsKubernetes, pruneCommands } from './iptables.js';
+import { isClusterRule, isKubernetesChain, pruneCommands } from './iptables.js';
 import { parseIptablesSave } from '../probes/parse.js';
 import type { IptablesTable } from '../probes/state.js';
 import { APP_RULESET, kubeProxyRuleset } from '../../../sandbox/src/services.js';
@@ -46,7 +46,7 @@ const lines = (save: string): string[] =>
     .map((l) => l.replace(/ \[\d+:\d+\]$/, ''));
 /** ... and without anything Kubernetes': what must be left. */
 const kubernetes = (l: string): boolean =>
-  l.startsWith(':') ? isKubernetesChain(l.slice(1).split(' ')[0] ?? '') : l.startsWith('-A ') && (isKubernetesChain(l.split(' ')[1] ?? '') || mentionsKubernetes(l));
+  l.startsWith(':') ? isKubernetesChain(l.slice(1).split(' ')[0] ?? '') : l.startsWith('-A ') && (isKubernetesChain(l.split(' ')[1] ?? '') || isClusterRule(l));
 const others = (save: string): string[] => lines(save).filter((l) => !kubernetes(l));
 
 /** Applies decom's prune, as the engine would: one restore per backend and family, the input on stdin. */
@@ -70,12 +70,17 @@ describe.skipIf(skip)('iptables prune on a real kernel (own netns)', () => {
 
   it("removes a kubespray node's Kubernetes chains and rules in both backends and families, and nothing else", () => {
     const fixture = (f: string) => readFileSync(join(import.meta.dirname, '..', '..', 'test', 'fixtures', 'iptables', f), 'utf8');
-    for (const t of TARGETS) inNs(`${t.restore} --noflush`, fixture(t.family === 6 ? 'node-v6.rules' : 'node-v4.rules'));
+    // An administrator's own rule whose comment starts as kube-proxy's do: it stays, in every backend.
+    const admin = '-A INPUT -m comment --comment "kubernetes admin allowance" -j ACCEPT';
+    for (const t of TARGETS) inNs(`${t.restore} --noflush`, `${fixture(t.family === 6 ? 'node-v6.rules' : 'node-v4.rules')}*filter\n${admin}\nCOMMIT\n`);
     const before = saveAll();
     for (const b of before) expect(b.text).toMatch(/^:APP6?-FIREWALL /m); // every backend holds another app's chains
     prune(parseAll(before));
     const after = saveAll();
     expectPruned(before, after);
+    for (const a of after) expect(lines(a.text), a.save).toContain(admin);
+    // Calico's accept rule, known by its whole text as each backend prints it, is gone from both.
+    for (const [i, a] of after.entries()) if (a.family === 4) expect([before[i]!.text.includes('Policy explicitly accepted'), a.text.includes('Policy explicitly accepted')], a.save).toEqual([true, false]);
     expect(after[0]?.text).toContain(String.raw`-A APP-FIREWALL -s 203.0.113.0/24 -m comment --comment "app: it\'s \"quoted\" \\ here" -j DROP`);
     expect(pruneCommands(parseAll(after))).toEqual([]); // nothing left to do: a second run is a no-op
   });

@@ -4,12 +4,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isKubernetesChain, mentionsKubernetes, pruneCommands, pruneRestore } from './iptables.js';
+import { isClusterRule, isKubernetesChain, pruneCommands, pruneRestore } from './iptables.js';
 import { parseIptablesSave } from '../probes/parse.js';
 import type { IptablesTable } from '../probes/state.js';
 import { emptyState } from '../probes/index.js';
 import { kubeProxyRuleset } from '../../../sandbox/src/services.js';
-import { findings } from '../rules/residue.js';
+import { findings, lookalikeRule, notes } from '../rules/residue.js';
 
 // Real iptables-nft-save output of test/fixtures/iptables/node-v*.rules, loaded in a netns.
 const fixture = (f: string) => readFileSync(join(import.meta.dirname, '..', '..', 'test', 'fixtures', 'iptables', f), 'utf8');
@@ -60,7 +60,7 @@ function applyRestore(tables: IptablesTable[], input: string): IptablesTable[] {
 /** A table's chains and rules minus whatever is Kubernetes': what must be left, in order. */
 const others = (t: IptablesTable) => [
   ...t.chains.filter((c) => !isKubernetesChain(c)),
-  ...t.rules.filter((r) => !isKubernetesChain(r.chain) && !mentionsKubernetes(r.spec)).map((r) => r.spec),
+  ...t.rules.filter((r) => !isKubernetesChain(r.chain) && !isClusterRule(r.spec)).map((r) => r.spec),
 ];
 
 describe('pruneRestore', () => {
@@ -144,6 +144,43 @@ describe('pruneRestore', () => {
         '',
       ].join('\n'),
     );
+  });
+});
+
+describe("whether a rule outside the components' chains is theirs: one predicate for verify, the notes and the restore", () => {
+  /** An administrator's own rule, with a comment that starts as kube-proxy's do. */
+  const ADMIN = '-A INPUT -m comment --comment "kubernetes admin allowance" -j ACCEPT';
+  const CALICO_ACCEPT = '-A FORWARD -m comment --comment "cali:S93hcgKJrXEqnTfs" -m comment --comment "Policy explicitly accepted packet." -m mark --mark 0x10000/0x10000 -j ACCEPT';
+  const outside = (tables: IptablesTable[]) => tables.flatMap((t) => t.rules.filter((r) => !isKubernetesChain(r.chain)).map((r) => r.spec));
+
+  it("judges every rule of the recorded firewalls outside the components' chains: their jumps and Calico's accept are theirs, the others' rules are not", () => {
+    const theirs = outside([...v4, ...v6]).filter(isClusterRule);
+    expect(theirs.filter((r) => !/ -j (KUBE-|CNI-|cali-|FLANNEL-)\S+$/.test(r))).toEqual([CALICO_ACCEPT]);
+    expect(outside([...v4, ...v6]).filter((r) => !isClusterRule(r)).every((r) => !/--comment "(kubernetes |cali:|flanneld |cilium)/.test(r))).toBe(true);
+    expect(outside([...v4, ...v6]).filter(lookalikeRule)).toEqual([]);
+  });
+
+  it("knows a component's own rule whole, however iptables-save printed it: with counters, a comment as a bare word, wider spacing", () => {
+    expect(isClusterRule(`[12:3456] ${CALICO_ACCEPT}`)).toBe(true);
+    expect(isClusterRule(CALICO_ACCEPT.replace('"cali:S93hcgKJrXEqnTfs"', 'cali:S93hcgKJrXEqnTfs').replaceAll(' -m', '  -m'))).toBe(true);
+    expect(isClusterRule(CALICO_ACCEPT.replace('accepted packet.', 'accepted packet!'))).toBe(false); // the whole text, not a part
+    expect(isClusterRule(CALICO_ACCEPT.replace('-j ACCEPT', '-j DROP'))).toBe(false);
+    // kube-proxy's jumps, as its versions write them (the conntrack match before or after the comment): theirs by the jump.
+    expect(isClusterRule('-A INPUT -m conntrack --ctstate NEW -m comment --comment "kubernetes externally-visible service portals" -j KUBE-EXTERNAL-SERVICES')).toBe(true);
+    expect(isClusterRule('-A INPUT -m comment --comment "kubernetes externally-visible service portals" -m conntrack --ctstate NEW -j KUBE-EXTERNAL-SERVICES')).toBe(true);
+  });
+
+  it("leaves an administrator's rule with a look-alike comment: not a finding, not in the restore, named in the notes", () => {
+    const filter = table(v4, 'filter');
+    const withAdmin: IptablesTable = { ...filter, rules: [{ chain: 'INPUT', spec: ADMIN }, ...filter.rules] };
+    expect(iptablesFindings([withAdmin]).map((f) => f.detail)).not.toContainEqual(expect.stringContaining('admin allowance'));
+    expect(pruneRestore(withAdmin)).toBe(pruneRestore(filter));
+    const after = applyRestore([withAdmin], pruneRestore(withAdmin) as string);
+    expect(after[0]?.rules.map((r) => r.spec)).toContain(ADMIN);
+    expect([isClusterRule(ADMIN), lookalikeRule(ADMIN)]).toEqual([false, true]);
+    expect(notes({ ...emptyState(), iptables: [withAdmin] })).toEqual([
+      `a firewall rule carrying a Kubernetes component's comment without being one of its rules, left in place (an administrator's own?): iptables-nft table filter: ${ADMIN}`,
+    ]);
   });
 });
 

@@ -2,15 +2,16 @@
  * Selective, atomic removal of Kubernetes' iptables chains and rules
  * (docs/design.md#b10-firewall-rules):
  * `iptables-restore --noflush` input that, per table, in one transaction, deletes
- * the rules of other chains that mention Kubernetes (jumps into its chains, its
- * comments), then flushes and deletes Kubernetes' chains. Everything else stays as
- * it was: no table and no other chain is ever flushed. Pure; the engine runs it.
+ * the components' rules in other chains (jumps into their chains, their own rules
+ * whole: never a rule by its comment alone), then flushes and deletes their chains.
+ * Everything else stays as it was: no table and no other chain is ever flushed. Pure;
+ * the engine runs it.
  */
 import type { IptablesTable } from '../probes/state.js';
-import { isKubernetesChain, mentionsKubernetes } from '../rules/residue.js';
+import { isClusterRule, isKubernetesChain } from '../rules/residue.js';
 
 // What is Kubernetes' is the residue rules' to say: the firewall removes exactly what verify reports.
-export { isKubernetesChain, mentionsKubernetes };
+export { isClusterRule, isKubernetesChain };
 
 /**
  * The restore input for one table (one `*table … COMMIT` block), or undefined when
@@ -30,7 +31,7 @@ export function pruneRestore(t: IptablesTable): string | undefined {
   // "-D" with the rule as iptables-save printed it, quoting included: that is the
   // form iptables-restore parses, and deletion matches the whole spec. One line per
   // copy: a rule added twice is there twice.
-  const deletes = t.rules.filter((r) => !isKubernetesChain(r.chain) && mentionsKubernetes(r.spec)).map((r) => `-D${r.spec.slice(2)}`);
+  const deletes = t.rules.filter((r) => !isKubernetesChain(r.chain) && isClusterRule(r.spec)).map((r) => `-D${r.spec.slice(2)}`);
   if (!chains.length && !deletes.length) return undefined;
   return [
     `*${t.table}`,

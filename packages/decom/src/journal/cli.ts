@@ -53,8 +53,13 @@ function eventLine(e: JournalEvent): string {
         return `started, lock ${e.lock}${e.other ? ` (${e.other})` : ''}`;
       case 'lock-wait': {
         const h = (e.holder ?? {}) as { runId?: string; command?: string };
-        return `waiting for the node's lock: held by ${h.runId ?? '?'}${h.command ? ` (${h.command})` : ''}`;
+        return `waiting for the node's lock: held by ${h.runId ?? '?'}${h.command ? ` (${h.command})` : ''}${e.work ? `, whose work still runs: ${e.work}` : ''}`;
       }
+      case 'resume':
+        return `finishes run ${e.finishes}${e.stopped ? `; ${e.stopped}` : ''}`;
+      case 'daemon-start':
+      case 'daemon-started':
+        return `  ${e.event === 'daemon-start' ? 'starting' : 'started'} ${e.daemon}`;
       case 'step-start':
         return `step ${e.step}`;
       case 'action':

@@ -20,7 +20,7 @@ export const emptyState = (): NodeState => ({ hostname: '', machineId: '', pid1:
 const EMPTY = (): Omit<NodeState, 'hostname' | 'machineId' | 'pid1' | 'uid' | 'tools'> => ({
   paths: [], resolved: new Map(), processes: new Map(), k8sCgroups: new Map(), listeners: [], mounts: [], netns: [], links: [], iptables: [],
   nftTables: [], ipvs: [], units: new Map(), runningUnits: new Set(), containers: [], runtimes: [], crictl: {}, kubeletHealthy: false, staticPods: [],
-  clusterCAs: [], anchors: [], kubeconfigs: [], bundleTrusts: [], sysctl: [], routes: [], ipsets: [], installed: [], images: [], imagesUnlisted: false, dockerImages: [],
+  clusterCAs: [], anchors: [], kubeconfigs: [], bundleTrusts: [], sysctl: [], etcdArchives: [], routes: [], ipsets: [], installed: [], images: [], imagesUnlisted: false, dockerImages: [],
   pods: { dirs: [], netnsInodes: new Map(), procNetns: new Map(), leases: [] },
   cgroups: { hierarchies: [], kube: [] }, iptablesDumps: [],
   containerd: CONTAINERD_DEFAULTS, etcdDirs: new Map(), facts: { runtimes: [], cniTypes: [] }, purge: false,
@@ -76,6 +76,7 @@ export function stateFromSections(s: Map<string, string>, prev?: NodeState): Nod
     st.kubeconfigs = parseKubeconfigs(get('kubeconfigs'));
     st.bundleTrusts = get('bundle').split('\n').filter(Boolean);
     st.sysctl = get('sysctl').split('\n').filter(Boolean);
+    st.etcdArchives = get('etcd-archives').split('\0').map((p) => p.replace(/^\n/, '')).filter((p) => p.startsWith('/'));
   }
   if (has('stat')) {
     st.processes = parseProcs(get('stat'), get('cmdline'));

@@ -4,6 +4,7 @@
  */
 import type { Container, EtcdView, NodeFacts, RuntimeStatus, IptablesTable, Kubeconfig, KubeCgroup, KubeCgroups, Link, Listener, Mount, PodTraces, Proc, Route, StaticPod, Unit } from './state.js';
 import { INSTALL_PATHS, type InstallKind, type StatePathKind } from './script.js';
+import { redactArgv } from './redact.js';
 
 const lines = (s: string): string[] => s.split('\n').filter((l) => l.trim() !== '');
 const nulls = (s: string): string[] => s.split('\0').filter((x) => x !== '');
@@ -98,8 +99,10 @@ export function parseProcs(statText: string, cmdlineText: string): Map<number, P
     const ppid = Number(fields[1]);
     if (!Number.isInteger(ppid)) continue;
     const start = Number(fields[19] ?? 0);
-    const argv = (cmdlines.get(pid) ?? '').split('\0');
-    while (argv.length && argv[argv.length - 1] === '') argv.pop();
+    const raw = (cmdlines.get(pid) ?? '').split('\0');
+    while (raw.length && raw[raw.length - 1] === '') raw.pop();
+    // Where command lines enter decom: no credential goes further (probes/redact.ts).
+    const argv = redactArgv(raw);
     // A title rewritten in place (setproctitle: "sshd: root@notty") is one argument with spaces.
     const argv0 = (argv.length === 1 ? argv[0]?.split(' ')[0] : argv[0]) ?? '';
     const name = argv0 ? argv0.slice(argv0.lastIndexOf('/') + 1) : `[${stat.slice(open + 2, close)}]`;

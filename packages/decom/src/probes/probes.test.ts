@@ -11,7 +11,7 @@ import {
 } from './parse.js';
 import { findings, notes } from '../rules/residue.js';
 import type { NodeState } from './state.js';
-import { emptyState as blank } from './index.js';
+import { emptyState as blank, stateFromSections } from './index.js';
 
 const fixture = (f: string) => readFileSync(join(import.meta.dirname, '..', '..', 'test', 'fixtures', 'crictl', f), 'utf8');
 
@@ -309,5 +309,19 @@ describe('the footprint: routes, ipsets, the installation, and what is only a wa
     // A loopback server names no cluster.
     const loop = { ...s, operator: { caBodies: [], servers: ['https://127.0.0.1:6443'] }, kubeconfigs: [{ path: '/root/.kube/config', servers: ['https://127.0.0.1:6443'], caBodies: ['X'], caFiles: [] }] };
     expect(findings(loop).map((f) => f.kind)).toEqual([]);
+  });
+});
+
+describe('the etcd data archives decom keeps', () => {
+  it('are read from the files view and named in a note, never a finding: they hold the Secrets, the node is clean', () => {
+    const archive = '/var/backups/decom/20261128T150000Z-1c5db2-etcd-data/etcd-data.tar.gz';
+    const sections = new Map([['paths', ''], ['etcd-archives', `${archive}\0/var/backups/decom/x y-etcd-data/etcd-data.tar.gz\0`]]);
+    const s = stateFromSections(sections, emptyState());
+    expect(s.etcdArchives).toEqual([archive, '/var/backups/decom/x y-etcd-data/etcd-data.tar.gz']);
+    expect(findings(s)).toEqual([]);
+    expect(notes(s)).toEqual([
+      `etcd data archived by decom and kept on the node: ${archive}, /var/backups/decom/x y-etcd-data/etcd-data.tar.gz; it holds every Secret of the cluster (remove it once it is not needed: decom run --remove-etcd-archive)`,
+    ]);
+    expect(notes(stateFromSections(new Map([['paths', ''], ['etcd-archives', '']]), s))).toEqual([]);
   });
 });

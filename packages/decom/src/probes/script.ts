@@ -11,7 +11,7 @@
  */
 
 import { CONTAINERD_CONFIG, CONTAINERD_DEFAULTS, type ContainerdPaths } from '../cri/containerd-config.js';
-import { PATH_GUARD, holdsSystemDir, normalPath } from '../util/confine.js';
+import { NODE_BACKUPS, PATH_GUARD, holdsSystemDir, normalPath } from '../util/confine.js';
 import { shQuote } from '../util/run.js';
 
 /** Paths whose entries are Kubernetes' state, by finding kind. Globs, expanded by the node's sh. */
@@ -144,6 +144,8 @@ const KUBECONFIGS = ['/etc/kubernetes/admin.conf', '/etc/kubernetes/kubelet.conf
 export const ANCHOR_DIRS = ['/usr/local/share/ca-certificates', '/etc/pki/ca-trust/source/anchors'] as const;
 const ANCHORS = [`${ANCHOR_DIRS[0]}/*.crt`, `${ANCHOR_DIRS[0]}/*/*.crt`, `${ANCHOR_DIRS[1]}/*`];
 export const CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
+/** The etcd data archives the etcd step keeps on the node, one per run (etcdArchive, steps/backup.ts): a glob. */
+export const ETCD_ARCHIVES = `${NODE_BACKUPS}/*-etcd-data/etcd-data.tar.gz`;
 
 export type StatePathKind = keyof typeof STATE_PATHS;
 
@@ -378,6 +380,8 @@ ${RESOLVED}
 s bundle
 # Which cluster CA the built bundle still trusts: a line of its base64 found there.
 for f in ${CLUSTER_CAS.join(' ')}; do [ -f "$f" ] && l=$(sed -n 2p "$f") && [ -n "$l" ] && grep -q -F -- "$l" ${CA_BUNDLE} && printf '%s\\n' "$f"; done
+s etcd-archives
+for p in ${ETCD_ARCHIVES}; do [ -f "$p" ] && printf '%s\\0' "$p"; done
 s sysctl
 # Not through a link: Debian's /etc/sysctl.d/99-sysctl.conf is /etc/sysctl.conf.
 set --; for f in /etc/sysctl.conf /etc/sysctl.d/*.conf; do [ -f "$f" ] && [ ! -L "$f" ] && set -- "$@" "$f"; done

@@ -53,6 +53,8 @@ export interface NodeState {
   bundleTrusts: string[];
   /** Lines of sysctl files that set a kernel setting Kubernetes asks for: "FILE:LINE:TEXT". */
   sysctl: string[];
+  /** The etcd data archives decom's etcd step left on the node (ETCD_ARCHIVES): not residue, but they hold the cluster's Secrets. */
+  etcdArchives: string[];
   /** Routes that a routing daemon (not the kernel, the OS or a user) installed. */
   routes: Route[];
   /** ipset names. */
@@ -197,6 +199,7 @@ export interface Proc {
   ppid: number;
   /** basename of argv[0]: "kubelet", "containerd-shim-runc-v2", "[kthreadd]" */
   name: string;
+  /** argv joined by spaces, each credential flag's value replaced by "(redacted)" (probes/redact.ts). */
   args: string;
   /** The command line was cut on the node (CMDLINE_BYTES, probes/script.ts): read its flags with procFlag (probes/proc-flags.ts). */
   cut?: boolean;

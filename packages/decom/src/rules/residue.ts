@@ -4,7 +4,7 @@
  * they must never report what is not Kubernetes' (another app's netns, chains,
  * containers, mounts, files) and never miss what is.
  */
-import type { KubeCgroup, NodeState, Proc } from '../probes/state.js';
+import type { IptablesTable, KubeCgroup, NodeState, Proc } from '../probes/state.js';
 import { CA_BUNDLE, NFT_TABLES, criState, k8sBundles, stateDirs, type StatePathKind } from '../probes/script.js';
 import { hostOf } from '../inventory/identity.js';
 import { UNKNOWN_FLAG, procFlag } from '../probes/proc-flags.js';
@@ -75,22 +75,65 @@ const mountPrefixes = (s: NodeState): string[] => [
 const CNI_LINK = /^(cni0|flannel\.1|flannel-v6\.1|flannel\.4096|flannel-wg.*|vxlan\.calico|vxlan-v6\.calico|tunl0|cali.+|cilium_.+|lxc[0-9a-f]{5,}|lxc_health|kube-bridge|kube-dummy-if|kube-ipvs0|nodelocaldns|weave|vxlan-v6\.calico)$/;
 
 /**
- * Chains, targets and comments Kubernetes' components write. The one definition:
- * the firewall reset (src/firewall) deletes exactly what this reports.
+ * Chains Kubernetes' components make, and the rules they add to other chains. The one
+ * definition: the firewall reset (src/firewall) deletes exactly what this reports.
  */
 const K8S_CHAIN = /^(KUBE-|CNI-|cali-|CILIUM_|FLANNEL-|flannel)/;
-/** Comments those components put on the rules they add to other chains (kube-proxy, Calico, flannel, Cilium). */
-const K8S_COMMENT = /--comment "?(kubernetes |cali:|flanneld |cilium)/;
+/** The prefixes of the comments those components put on their rules (kube-proxy, Calico, flannel, Cilium): anyone can write one. */
+const K8S_COMMENT = /^(kubernetes |cali:|flanneld |cilium)/;
 
 /** A chain Kubernetes or a CNI made, by its name's prefix (a user's ALLOW-KUBE-API is not). */
 export const isKubernetesChain = (chain: string): boolean => K8S_CHAIN.test(chain);
 
-/** A rule, as iptables-save prints it, that jumps or goes to such a chain, or carries such a comment. */
-export function mentionsKubernetes(spec: string): boolean {
-  const targets = [...spec.matchAll(/ -[jg] (\S+)/g)];
-  const target = targets[targets.length - 1]?.[1];
-  return (target !== undefined && K8S_CHAIN.test(target)) || K8S_COMMENT.test(spec);
+/**
+ * A rule's words as iptables-save prints them, quoting undone: the nft backend escapes a
+ * quote in a comment (`it\'s`) where the legacy one does not, and `-c` puts counters first.
+ */
+function ruleWords(spec: string): string[] {
+  const words: string[] = [];
+  const text = spec.trim().replace(/^\[\d+:\d+\]\s+/, '');
+  for (const m of text.matchAll(/"((?:[^"\\]|\\.)*)"|((?:[^\s"\\]|\\.)+)/g)) words.push((m[1] ?? m[2] ?? '').replace(/\\(.)/g, '$1'));
+  return words;
 }
+
+/** The comparable text of a rule: its words, one space apart, each comment quoted as iptables-save quotes it. */
+const ruleText = (spec: string): string =>
+  ruleWords(spec)
+    .map((w, i, all) => (all[i - 1] === '--comment' ? `"${w.replace(/[\\"]/g, '\\$&')}"` : w))
+    .join(' ');
+
+/**
+ * The rules the components add to chains that are not theirs without jumping to one of
+ * theirs, whole, as iptables-save prints them: only these are theirs by their text alone.
+ * From the recorded firewalls of test/fixtures/iptables (every other rule of kube-proxy,
+ * the kubelet, flannel, Calico and Cilium there, and in the sandbox's, jumps to their chains).
+ */
+const COMPONENT_RULES = new Set(
+  [
+    // Calico's Felix (iptables mode, from 3.16): what its policy accepted, at the end of FORWARD.
+    '-A FORWARD -m comment --comment "cali:S93hcgKJrXEqnTfs" -m comment --comment "Policy explicitly accepted packet." -m mark --mark 0x10000/0x10000 -j ACCEPT',
+  ].map(ruleText),
+);
+
+/** Where a rule is, for people: "iptables-nft (IPv6) table filter". */
+const firewallTable = (t: IptablesTable): string => `${t.backend === 'nft' ? 'iptables-nft' : 'iptables-legacy'}${t.family === 6 ? ' (IPv6)' : ''} table ${t.table}`;
+
+/** The last target a rule jumps or goes to. */
+const targetOf = (spec: string): string | undefined => [...spec.matchAll(/ -[jg] (\S+)/g)].at(-1)?.[1];
+
+/**
+ * A rule outside the components' chains that is theirs: it jumps or goes to one of their
+ * chains (which go), or its whole text is one of their own rules. A comment alone proves
+ * nothing (an administrator may write "kubernetes …"): see lookalikeRule.
+ */
+export function isClusterRule(spec: string): boolean {
+  const target = targetOf(spec);
+  return (target !== undefined && K8S_CHAIN.test(target)) || COMPONENT_RULES.has(ruleText(spec));
+}
+
+/** A rule that carries a component's comment but is not theirs (isClusterRule): someone else's, left, and named in the notes. */
+export const lookalikeRule = (spec: string): boolean =>
+  !isClusterRule(spec) && ruleWords(spec).some((w, i, all) => all[i - 1] === '--comment' && K8S_COMMENT.test(w));
 
 /** ipsets of kube-proxy's IPVS mode, kube-router, Calico (cali40…, cali60…), Cilium and Weave, by name. */
 const K8S_IPSET = /^(KUBE-|kube-router-|cali[46]0|cilium_|weave-)/;
@@ -208,7 +251,8 @@ export const packageOwned = (s: NodeState) => s.installed.filter((i) => i.owner)
 
 /**
  * What the user should know that is not residue and that decom leaves alone: another
- * cluster's kubeconfigs, the kernel settings Kubernetes asked for, package-owned files.
+ * cluster's kubeconfigs, the kernel settings Kubernetes asked for, package-owned files,
+ * the etcd data archives decom keeps (docs/design.md#a3-backups).
  */
 export function notes(s: NodeState): string[] {
   const out: string[] = [];
@@ -218,6 +262,10 @@ export function notes(s: NodeState): string[] {
   if (s.operator && !operatorOf(s)) out.push("the kubeconfig given names another cluster (its CA is not this node's): not used to recognise this cluster's credentials");
   const unowned = unclaimedRoutes(s);
   if (unowned.length) out.push(`routes of a routing daemon left alone, since nothing shows a CNI ran here: ${unowned.map((r) => r.spec).join(', ')}`);
+  const lookalikes = s.iptables.flatMap((t) => t.rules.filter((r) => !isKubernetesChain(r.chain) && lookalikeRule(r.spec)).map((r) => `${firewallTable(t)}: ${r.spec}`));
+  if (lookalikes.length) {
+    out.push(`${lookalikes.length === 1 ? 'a firewall rule' : `${lookalikes.length} firewall rules`} carrying a Kubernetes component's comment without being one of its rules, left in place (an administrator's own?): ${lookalikes.join('; ')}`);
+  }
   if (s.imagesUnlisted) out.push("containerd is stopped: the images of its k8s.io namespace were not looked at (start it and run again with --purge)");
   const other = foreignEtcd(s);
   if (other.length) {
@@ -237,6 +285,9 @@ export function notes(s: NodeState): string[] {
   const cutShims = [...s.processes.values()].filter((p) => SHIM.test(p.name) && kubernetesShim(p, dockerK8s) === UNKNOWN_FLAG);
   if (cutShims.length) {
     out.push(`containerd shim${cutShims.length === 1 ? '' : 's'} whose command line was cut on the node before its -namespace or -id showed, not counted as Kubernetes': pid ${cutShims.map((p) => p.pid).join(', ')}`);
+  }
+  if (s.etcdArchives.length) {
+    out.push(`etcd data archived by decom and kept on the node: ${s.etcdArchives.join(', ')}; it holds every Secret of the cluster (remove it once it is not needed: decom run --remove-etcd-archive)`);
   }
   const owned = packageOwned(s);
   if (owned.length) out.push(`installed by packages, left to the package manager (apt-get purge / dnf remove): ${owned.map((i) => `${i.path} (${i.owner})`).join(', ')}`);
@@ -440,7 +491,7 @@ export function findings(s: NodeState): Finding[] {
   }
 
   for (const t of s.iptables) {
-    const where = `${t.backend === 'nft' ? 'iptables-nft' : 'iptables-legacy'}${t.family === 6 ? ' (IPv6)' : ''} table ${t.table}`;
+    const where = firewallTable(t);
     // Counted in one pass: kube-proxy's iptables mode makes ~100,000 rules in ~40,000 chains.
     const perChain = new Map<string, number>();
     for (const r of t.rules) perChain.set(r.chain, (perChain.get(r.chain) ?? 0) + 1);
@@ -450,7 +501,7 @@ export function findings(s: NodeState): Finding[] {
       add('iptables', chain, `${where}: chain with ${n} rule${n === 1 ? '' : 's'}`);
     }
     for (const r of t.rules) {
-      if (!isKubernetesChain(r.chain) && mentionsKubernetes(r.spec)) add('iptables', r.chain, `${where}: ${r.spec}`);
+      if (!isKubernetesChain(r.chain) && isClusterRule(r.spec)) add('iptables', r.chain, `${where}: ${r.spec}`);
     }
   }
   for (const t of s.nftTables) {

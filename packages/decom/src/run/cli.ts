@@ -42,6 +42,7 @@ export interface RunFlags {
   yes: boolean;
   allowMany: boolean;
   keepBackupOnNode: boolean;
+  removeEtcdArchive: boolean;
   stateDir?: string;
   purge: boolean;
   keepInstalled: boolean;
@@ -204,6 +205,7 @@ export async function runCommand(inventoryFile: string, targets: string[], flags
     steps: (h) => stepsOf.get(h.name)!,
     operatorBackupDir: (h) => join(dir, 'backups', runId, h),
     keepBackupOnNode: flags.keepBackupOnNode,
+    removeEtcdArchive: flags.removeEtcdArchive,
     purge,
     ...(kube ? { cluster } : {}),
     ...(operator ? { operator } : {}),

@@ -49,7 +49,11 @@ export async function criTeardown(node: NodeIo, address: string, bracket: Bracke
   // ctr reaches containerd where its config puts the socket.
   const ctr = address === CONTAINERD_DEFAULTS.address ? 'ctr' : `CONTAINERD_ADDRESS=${q(address)} ctr`;
   if (bracket) {
-    await must(node, `${bracket.start}\nn=100; until [ -S ${q(address)} ] && ${ctr} version >/dev/null 2>&1; do n=$((n - 1)); [ $n -gt 0 ] || { echo "containerd did not start" >&2; exit 1; }; sleep 0.1; done`, 'starting containerd');
+    // Journaled at once, before and after, not with the step's actions: a run killed before it stops containerd again
+    // says it started one (which one, the node's record says: the run that takes over the lock stops it, engine/lock.ts).
+    node.journal?.({ event: 'daemon-start', daemon: 'containerd' });
+    const started = await must(node, `${bracket.start}\nn=100; until [ -S ${q(address)} ] && ${ctr} version >/dev/null 2>&1; do n=$((n - 1)); [ $n -gt 0 ] || { echo "containerd did not start" >&2; exit 1; }; sleep 0.1; done`, 'starting containerd');
+    node.journal?.({ event: 'daemon-started', daemon: started.trim().split('\n').pop() || 'containerd' });
     done.push('started containerd');
   }
   try {

@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import type { Action, Step } from '../engine/step.js';
-import { isKubernetesChain, mentionsKubernetes, pruneCommands, pruneRestore } from '../firewall/iptables.js';
+import { isClusterRule, isKubernetesChain, pruneCommands, pruneRestore } from '../firewall/iptables.js';
 import { isKubernetesIpset } from '../rules/residue.js';
 import { NFT_TABLES } from '../probes/script.js';
 
@@ -66,7 +66,7 @@ done
     iptables: s.iptables.map((t) => ({
       ...t,
       chains: t.chains.filter((c) => !isKubernetesChain(c)),
-      rules: t.rules.filter((r) => !isKubernetesChain(r.chain) && !mentionsKubernetes(r.spec)),
+      rules: t.rules.filter((r) => !isKubernetesChain(r.chain) && !isClusterRule(r.spec)),
     })),
     nftTables: s.nftTables.filter((t) => !isClusterTable(t)),
     ipvs: [],

@@ -13,7 +13,8 @@ import { criTeardown } from './cri.js';
 import { CONTAINERD_CONFIG } from '../cri/containerd-config.js';
 import { findings } from '../rules/residue.js';
 import { etcdInterlock } from './services.js';
-import { q, stopProcsScript, systemdNode } from '../engine/sh.js';
+import { PSTAT, q, STARTED_CONTAINERD, STOP_STARTED_CONTAINERD, stopProcsScript, systemdNode } from '../engine/sh.js';
+import { CLOSE_LOCK_FDS } from '../engine/lock.js';
 
 
 /**
@@ -102,18 +103,19 @@ export function runtimeRemoval(s: NodeState, cs: readonly Container[], o: { only
     }
     if (rest.length) actions.push({ what: `remove ${rest.length} container${rest.length === 1 ? '' : 's'} left with crictl`, script: `crictl rm -f ${ids(rest)}` });
   } else if (cd.length && (containerdUp || o.startStopped)) {
-    // Started by us, stopped by us (and waited for): on init-less nodes by the PID we started.
-    const pidFile = '/run/decom-containerd.pid';
+    // Started by us, stopped by us (and waited for): recorded on the node first (STARTED_CONTAINERD), on init-less
+    // nodes as the PID and start time we started, so a run killed in between leaves it for the next run to stop.
     const config = s.containerd.files[0] !== undefined && s.containerd.files[0] !== CONTAINERD_CONFIG ? s.containerd.files[0] : undefined;
     const bracket = containerdUp
       ? undefined
-      : systemdNode(s.pid1)
-        ? { start: 'systemctl start containerd', stop: 'systemctl stop containerd' }
-        : {
-            // With the config it was started with, when that is not the default one.
-            start: `setsid containerd${config ? ` --config ${q(config)}` : ''} </dev/null >>/var/log/containerd.log 2>&1 & echo $! > ${pidFile}`,
-            stop: `p=$(cat ${pidFile}) && rm -f ${pidFile} && kill "$p" && n=100 && while kill -0 "$p" 2>/dev/null && [ $n -gt 0 ]; do n=$((n - 1)); sleep 0.1; done; ! kill -0 "$p" 2>/dev/null`,
-          };
+      : {
+          start: systemdNode(s.pid1)
+            ? `echo systemd > ${STARTED_CONTAINERD} && systemctl start containerd && echo "containerd systemd"`
+            : // With the config it was started with, when that is not the default one; without the lock's descriptors, or
+              // the daemon would hold the node's lock for as long as it runs.
+              `${PSTAT}setsid containerd${config ? ` --config ${q(config)}` : ''} </dev/null >>/var/log/containerd.log 2>&1 ${CLOSE_LOCK_FDS} & p=$!; pstat "$p" && echo "$p:$PSTART" > ${STARTED_CONTAINERD} && echo "containerd $p:$PSTART"`,
+          stop: `${STOP_STARTED_CONTAINERD}stop_started_containerd`,
+        };
     const only = o.only ? new Set(cd.map((c) => c.id)) : undefined;
     actions.push({
       what: `stop and remove ${only ? 'these pods' : "the pods of containerd's k8s.io namespace"} through its CRI${containerdUp ? '' : ' (containerd is stopped: started for this, then stopped again)'}, ctr for containers the CRI does not know: ${named(cd)}`,

@@ -74,6 +74,20 @@ export function checkTimeout(host: string, timeoutSec: number | undefined): numb
   return t;
 }
 
+/** A socket path safe in a socat address: absolute, of letters, digits and `._/-` (a comma or colon would add socat options). */
+const SAFE_SOCKET_PATH = /^\/[A-Za-z0-9._/-]+$/;
+
+/**
+ * The socat address of a Unix socket on the node, or a one-line refusal naming the path:
+ * the path comes from the node (containerd's config), so a node could smuggle in options.
+ */
+export function unixConnectAddress(host: string, path: string): string {
+  if (!SAFE_SOCKET_PATH.test(path) || path.split('/').includes('..')) {
+    throw new TransportError(host, 'exec', `socket path ${JSON.stringify(path)} refused: not an absolute path of letters, digits and ._/- without ..`);
+  }
+  return `UNIX-CONNECT:${path}`;
+}
+
 /** The argv to run on the node. */
 export function commandArgv(script: string, timeoutSec: number, become?: Become): string[] {
   const timed = ['timeout', '-k', String(KILL_AFTER_SEC), String(timeoutSec), '/bin/sh', '-c', script];

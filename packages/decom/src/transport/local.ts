@@ -11,6 +11,7 @@ import {
   commandArgv,
   finishResult,
   signalCode,
+  unixConnectAddress,
   type RawResult,
 } from './command.js';
 import { TransportError, type ExecOptions, type ExecResult, type Transport } from './types.js';
@@ -36,12 +37,13 @@ export function localTransport(name = 'localhost', root?: string, maxOutputMiB =
       return finishResult(name, raw, become, process.env.USER ?? `uid ${process.getuid?.()}`);
     },
     async openUnixSocket(path: string, opts: { sudo?: boolean } = {}): Promise<Duplex> {
+      const address = unixConnectAddress(name, path);
       if (!opts.sudo || process.getuid?.() === 0) {
         return new Promise((resolve, reject) => {
           const sock = connect(path, () => resolve(sock)).once('error', (e) => reject(new TransportError(name, 'exec', `cannot open ${path}: ${e.message}`)));
         });
       }
-      const child = spawn('sudo', ['-n', '--', 'socat', '-', `UNIX-CONNECT:${path}`], { stdio: ['pipe', 'pipe', 'inherit'] });
+      const child = spawn('sudo', ['-n', '--', 'socat', '-', address], { stdio: ['pipe', 'pipe', 'inherit'] });
       return Duplex.from({ writable: child.stdin, readable: child.stdout });
     },
     async close() {

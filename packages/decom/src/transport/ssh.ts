@@ -15,6 +15,7 @@ import {
   shellCommand,
   signalCode,
   sudoProbeArgv,
+  unixConnectAddress,
   type Become,
   type RawResult,
 } from './command.js';
@@ -153,6 +154,7 @@ class SshTransport implements Transport {
   }
 
   async openUnixSocket(path: string, opts: { sudo?: boolean } = {}): Promise<Duplex> {
+    const address = unixConnectAddress(this.host, path);
     const become = await this.become(opts.sudo ?? this.target.become);
     if (this.lost !== undefined) throw this.droppedError(false);
     const what = `${this.label}:${path}`;
@@ -163,7 +165,7 @@ class SshTransport implements Transport {
       const argv = become.withPassword ? ['sudo', '-S', '-k', '-p', '', '-u', become.user] : ['sudo', '-n', '-u', become.user];
       // The stream is handed over only once sudo has let us in (its marker on stderr):
       // before that, nothing but the password line may be written to it.
-      const bridge = [...argv, '--', '/bin/sh', '-c', `echo '${SUDO_OK_MARKER}' >&2; exec "$@"`, 'sh', 'socat', '-', `UNIX-CONNECT:${path}`];
+      const bridge = [...argv, '--', '/bin/sh', '-c', `echo '${SUDO_OK_MARKER}' >&2; exec "$@"`, 'sh', 'socat', '-', address];
       this.client.exec(shellCommand(bridge), (e, ch) => {
         if (e) return done(e, ch);
         let said = '';

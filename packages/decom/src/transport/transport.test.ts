@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { connectSsh, localTransport, TransportError, type SshTarget, type Transport } from './index.js';
 import { shQuote } from '../util/run.js';
+import { unixConnectAddress } from './command.js';
 import {
   descendants,
   fingerprintOf,
@@ -204,6 +205,15 @@ describe.each(transports)('exec over %s', (_kind, make) => {
   it('refuses a timeout that is not a positive number', async () => {
     const e = await failure(t.exec('true', { timeoutSec: 0 }));
     expect(e.message).toBe('n1: exec: timeoutSec must be a positive number, got 0');
+  });
+
+  it('refuses a socket path that would put socat options into its address, naming the path in one line', async () => {
+    // A node's containerd config names the socket: ",fork" or ":…" would be read by socat as options.
+    for (const path of ['/run/containerd/containerd.sock,fork', '/run/x.sock:y', 'run/containerd.sock', '/run/../tmp/x.sock', '/run/a b.sock', '/run/x\n.sock']) {
+      const e = await failure(t.openUnixSocket(path, { sudo: true }));
+      expect(e.message).toBe(`n1: exec: socket path ${JSON.stringify(path)} refused: not an absolute path of letters, digits and ._/- without ..`);
+    }
+    expect(unixConnectAddress('n1', '/run/containerd/containerd.sock')).toBe('UNIX-CONNECT:/run/containerd/containerd.sock');
   });
 
   it('reports death by signal as 128 + the signal number', async () => {

@@ -10,6 +10,8 @@ import { chromium } from 'playwright-core';
 import { PNG } from 'pngjs';
 import { parse as parseYaml } from 'yaml';
 import { CLI, decom, down, ROOT, ssh, STATE_DIR, up, addrOf, subnetAddr } from '../helpers/sandbox.js';
+import type { RunReport } from '../helpers/run.js';
+import { probeBody, scriptPrelude } from '../../src/probes/script.js';
 import { ok, requireKubectl, sleep } from '../helpers/kubectl.js';
 import { shardOf } from '../../src/audit/audit.js';
 import { KIND_COLOURS, CLEAN_COLOUR } from '../../src/audit/html.js';
@@ -328,6 +330,57 @@ kill $pid; wait $pid 2>/dev/null; rm -f /tmp/decom-inv.yaml; cat /tmp/decom.prom
     const again = auditJson('--fix', 'orphan-pod-cgroup,orphan-pod-dir', '--yes');
     expect(again.code, again.stderr).toBe(0);
     expect(found(again.report)).toEqual([]);
+  });
+
+  it("keeps credentials out of everything it writes: a kubelet's --token and a pod process's -password, in verify, the audit, a reset's journal and its failed step", () => {
+    // node3, a healthy member. /usr/local/bin/kubelet runs itself again under the kubelet's path
+    // (exec -a), so the probe names it kubelet and shows the flags it was given. TERM makes it start
+    // its successor first, as Restart=always brings a kubelet back: that is how the reset below fails
+    // on purpose, its kubelet step stopping one while another with the token runs.
+    // The pod runs through CRI (as the phantoms did): the API has no such pod, so the audit shows its processes.
+    ssh('node3', `cat > /usr/local/bin/kubelet <<'EOF'
+#!/bin/bash
+if [ "$DECOM_TEST_NAMED" != 1 ]; then DECOM_TEST_NAMED=1 exec -a /usr/local/bin/kubelet /bin/bash "$0" "$@"; fi
+trap 'DECOM_TEST_NAMED= setsid /usr/local/bin/kubelet "$@" </dev/null >/dev/null 2>&1 & sleep 0.5; exit 0' TERM
+while :; do sleep 1 & wait $!; done
+EOF
+chmod 0755 /usr/local/bin/kubelet
+setsid /usr/local/bin/kubelet --token=zq-S3CRET-tok </dev/null >/dev/null 2>&1 &
+node ${join(ROOT, '..', 'sandbox', 'dist', 'kubelet.js')} run-pod zq-agent-7d4f9 default agent --host-network -- /bin/sh -c 'while :; do sleep 1; done' agent -password zq-S3CRET-pw >/dev/null`);
+    // decom's own probe, over SSH: both values are in what the node sends.
+    const raw = ssh('node3', `${scriptPrelude('zq')}${probeBody(new Set(['processes']))}`);
+    expect(raw).toContain('/usr/local/bin/kubelet\0--token=zq-S3CRET-tok\0');
+    expect(raw).toContain('agent\0-password\0zq-S3CRET-pw\0');
+
+    const SECRET = /zq-S3CRET/;
+    const shown: Record<string, string> = {};
+    shown['verify --details'] = decom(['verify', INVENTORY, 'node3', '--details']).stdout;
+    shown['verify json'] = decom(['verify', INVENTORY, 'node3', '--output', 'json']).stdout;
+    const [html, junit, textfile] = ['redact.html', 'redact.xml', 'redact.prom'].map((f) => join(tmp, f)) as [string, string, string];
+    shown['audit json'] = audit('node3', '--output', 'json', '--html', html, '--junit', junit, '--textfile', textfile).stdout;
+    shown['audit html'] = readFileSync(html, 'utf8');
+    shown['audit junit'] = readFileSync(junit, 'utf8');
+    shown['audit prometheus'] = readFileSync(textfile, 'utf8');
+    shown['audit --details'] = audit('node3', '--details').stdout;
+    const state = join(tmp, 'redact-state');
+    const reset = decom(['run', INVENTORY, 'node3', '--playbook', 'reset', '--yes', '--output', 'json', '--state-dir', state]);
+    shown['reset'] = reset.stdout + reset.stderr;
+    const report = JSON.parse(reset.stdout) as RunReport;
+    shown['journal'] = readFileSync(report.journal, 'utf8');
+    shown['decom journal'] = decom(['journal', report.run, '--state-dir', state]).stdout;
+    for (const [where, text] of Object.entries(shown)) expect(text, where).not.toMatch(SECRET);
+
+    // The program and the flag's name stay: the kubelet as verify reports it, the pod's process in the audit's evidence.
+    expect(shown['verify --details']).toMatch(/^node3 +kubelet-process +\d+ +\/usr\/local\/bin\/kubelet \/usr\/local\/bin\/kubelet --token=\(redacted\)$/m);
+    expect(shown['verify json']).toContain('/usr/local/bin/kubelet --token=(redacted)');
+    const phantom = (JSON.parse(shown['audit json']) as Report).hosts[0]!.findings.find((f) => f.subject === 'default/zq-agent-7d4f9')!;
+    expect(phantom.kind).toBe('phantom-pod');
+    expect(phantom.evidence).toContainEqual(expect.stringMatching(/^process \d+ \/bin\/sh -c while :; do sleep 1; done agent -password \(redacted\)$/));
+    for (const where of ['audit html', 'audit junit']) expect(shown[where], where).toContain('agent -password (redacted)');
+    // The reset stops at its kubelet step, failed, the successor kubelet left: named with its flag, not its token.
+    const kubelet = report.hosts[0]!.steps.find((s) => s.name === 'kubelet')!;
+    expect([report.hosts[0]!.clean, kubelet.status, kubelet.reason]).toEqual([false, 'failed', '1 left after its actions']);
+    expect(kubelet.left).toEqual([expect.objectContaining({ kind: 'kubelet-process', detail: '/usr/local/bin/kubelet /usr/local/bin/kubelet --token=(redacted)' })]);
   });
 });
 

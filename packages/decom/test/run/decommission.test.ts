@@ -92,10 +92,24 @@ describe('where evicted pods could go', () => {
 describe("the Node's deletion: an API error in one line, with the API's own message", () => {
   it('a refused delete names the Node and says what the API said (not the client library\'s HTTP dump)', async () => {
     const forbidden = { code: 403, body: JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'nodes "node3" is forbidden: User "system:serviceaccount:kube-system:drainer" cannot delete resource "nodes" in API group "" at the cluster scope', reason: 'Forbidden', code: 403 }) };
-    const c = { nodeName: 'node3', kube: { server: 'https://api', core: { readNode: async () => ({ metadata: { name: 'node3' } }), deleteNode: async () => Promise.reject(forbidden) } } } as unknown as ClusterContext;
+    const node3 = { metadata: { name: 'node3', uid: 'uid-checked' } };
+    const c = { nodeName: 'node3', node: node3, kube: { server: 'https://api', core: { readNode: async () => node3, deleteNode: async () => Promise.reject(forbidden) } } } as unknown as ClusterContext;
     await expect(removeNode(c, true)).rejects.toThrow(
       'delete Node node3: nodes "node3" is forbidden: User "system:serviceaccount:kube-system:drainer" cannot delete resource "nodes" in API group "" at the cluster scope (HTTP 403)',
     );
+  });
+
+  it("sends the checked Node's UID as the delete's precondition, and names a Node replaced between the read and the delete", async () => {
+    // kube-apiserver's answer (rest.BeforeDelete) when the Node under the name has another UID.
+    const message = 'Operation cannot be fulfilled on Node "node3": the UID in the precondition (uid-checked) does not match the UID in record (uid-new). The object might have been deleted and then recreated';
+    const conflict = { code: 409, body: JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', message, reason: 'Conflict', code: 409 }) };
+    const sent: unknown[] = [];
+    const node3 = { metadata: { name: 'node3', uid: 'uid-checked' } };
+    const c = { nodeName: 'node3', node: node3, kube: { server: 'https://api', core: { readNode: async () => node3, deleteNode: async (p: unknown) => (sent.push(p), Promise.reject(conflict)) } } } as unknown as ClusterContext;
+    await expect(removeNode(c, true)).rejects.toThrow(
+      `Node node3 is not the Node this run checked (UID uid-checked): the API refused its delete: ${message} (HTTP 409); left in place, with what the API holds for it (run again to check it)`,
+    );
+    expect(sent).toEqual([{ name: 'node3', body: { preconditions: { uid: 'uid-checked' } } }]);
   });
 });
 
@@ -241,6 +255,30 @@ describe('decommission on the cluster scenario (3 nodes, etcd on node1)', () => 
     expect(again.code, again.stderr).toBe(0);
     expect(changed(again.report, 'node3')).toEqual([]);
     expect(host(again.report, 'node3').warnings).toContain('Node node3 is not registered: nothing to drain');
+  });
+
+  it('deletes only the Node it checked: one deleted and registered again just before delete-node stays, and the run says why', () => {
+    const checked = ok('get', 'node', 'node2', '-o', 'jsonpath={.metadata.uid}');
+    // The step just before delete-node replaces the Node through the API, with the tests' kubectl, from the node.
+    const kubeconfig = readFileSync(KUBECONFIG).toString('base64');
+    const replace = [
+      `echo '${kubeconfig}' | base64 -d > /tmp/replace-node.kubeconfig`,
+      `k() { '${KUBECTL}' --kubeconfig /tmp/replace-node.kubeconfig "$@"; }`,
+      'k delete node node2',
+      `echo '{"apiVersion":"v1","kind":"Node","metadata":{"name":"node2","labels":{"replaced":"yes"}}}' | k create -f -`,
+    ].join('\n');
+    const book = join(tempDir('decom-replaced-node-'), 'replace-node.yaml');
+    writeFileSync(book, stringify({ apiVersion: 'decom/v1', kind: 'Playbook', steps: [{ name: 'replace the Node', shell: replace }, 'delete-node'] }));
+    const r = runJson(['node2', '--playbook', book, '--yes'], state);
+    const now = ok('get', 'node', 'node2', '-o', 'jsonpath={.metadata.uid} {.metadata.labels.replaced}').split(' ');
+    expect(now[0]).not.toBe(checked);
+    expect(now[1]).toBe('yes');
+    expect(r.code).toBe(1);
+    expect(step(r.report, 'node2', 'replace the Node').status).toBe('changed');
+    expect(step(r.report, 'node2', 'delete-node')).toMatchObject({
+      status: 'failed',
+      reason: `Node node2 is not the Node this run checked (UID ${checked}): it was registered again since, as UID ${now[0]}; left in place, with what the API holds for it (run again to check it)`,
+    });
   });
 });
 

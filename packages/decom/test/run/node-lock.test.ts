@@ -117,6 +117,56 @@ describe('the node lock between a reset and a fix, and the host pool, on force-d
     expect(leftovers('node1')).toEqual([]);
     expect(lockOf('node1')).toBe('');
   });
+
+  it("a run killed (SIGKILL) during a 20 s action leaves the node locked by that action: a rerun at once is refused (exit 4) naming it, with --wait-lock 2m it runs once the action has ended", async () => {
+    const state = join(tmp, 'state-k');
+    const book = (name: string, shell: string) => {
+      const file = join(tmp, `${name}.yaml`);
+      writeFileSync(file, `apiVersion: decom/v1\nkind: Playbook\nsteps:\n  - name: ${name}\n    shell: ${shell}\n`);
+      return file;
+    };
+    ssh('node2', 'rm -f /root/slow-done');
+    const slow = startDecom(['run', INVENTORY, 'node2', '--playbook', book('slow', 'sleep 20; touch /root/slow-done'), '--yes', '--state-dir', state]);
+    await until(() => ssh('node2', "pgrep -x -f 'sleep 20'; true").trim() !== '', 30_000, 'the 20 s action to start');
+    process.kill(slow.pid, 'SIGKILL');
+    await slow.done;
+    // The lock's session (sshd's, for the killed client's connection) is gone: only the action still holds the node.
+    const [slowRun, session] = lockOf('node2').split('\n')[0]!.split(' ');
+    await until(() => ssh('node2', `kill -0 ${session!.split(':')[0]} 2>/dev/null || echo gone`).trim() === 'gone', 10_000, "the killed run's session to end");
+
+    const after = book('after', 'cat /root/slow-done');
+    const refused = runJson(['node2', '--playbook', after, '--yes'], state);
+    expect(refused.code, JSON.stringify(refused.report.hosts[0])).toBe(4);
+    expect(refused.report.hosts[0]!.refused).toMatch(new RegExp(`^decom run ${slowRun}: run, by \\S+, since \\S+ was cut off \\(killed, or its connection was lost\\), but its work still runs on this node: .*pid \\d+ \\(sleep\\)`));
+    expect(refused.report.hosts[0]!.steps).toEqual([]);
+
+    const waited = runJson(['node2', '--playbook', after, '--yes', '--wait-lock', '2m'], state);
+    const host = waited.report.hosts[0]!;
+    // The playbook resets nothing (the host stays not clean, exit 1): its step ran, after the action (the file it makes was there).
+    expect(host.steps.map((s) => [s.name, s.status, s.actions[0]?.code]), JSON.stringify(host)).toEqual([['after', 'changed', 0]]);
+    expect(host.finishes).toBe(slowRun);
+    const journal = events(waited.report.journal);
+    expect(journal.find((e) => e.event === 'lock-wait')).toMatchObject({ host: 'node2', holder: { runId: slowRun }, work: expect.stringMatching(/pid \d+ \(sleep\)/) });
+    expect(lockOf('node2')).toBe('');
+  });
+
+  it('refuses a node without flock (exit 4), naming why, changing nothing', () => {
+    const look = () => ssh('node3', 'ls /etc/kubernetes/manifests /run/decom.lock 2>&1; iptables-save | grep -c KUBE; true');
+    // Hidden on this node only (its root is its own overlay), and put back.
+    ssh('node3', 'mv /usr/bin/flock /usr/bin/flock.hidden');
+    try {
+      expect(ssh('node3', 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin; command -v flock || echo none').trim()).toBe('none');
+      const before = look();
+      const r = runJson(['node3', '--playbook', 'reset', '--yes'], join(tmp, 'state-n'));
+      expect(r.code, JSON.stringify(r.report.hosts[0])).toBe(4);
+      expect(r.report.hosts[0]!.refused).toMatch(/^cannot take the node's lock: flock is not installed on this node \(not on PATH \S+\); nothing was changed$/);
+      expect(r.report.hosts[0]!.steps).toEqual([]);
+      expect(look()).toBe(before);
+    } finally {
+      ssh('node3', 'mv /usr/bin/flock.hidden /usr/bin/flock');
+    }
+  });
+
   it('verify, audit, audit --fix and run, 4 hosts with --forks 2: never more than 2 connections at once, every host reached', async () => {
     const proxy = await proxied(join(tmp, 'proxied.yaml'));
     try {

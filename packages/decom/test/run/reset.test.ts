@@ -1,15 +1,16 @@
 // `decom run --playbook reset` on a 2-node systemd sandbox of kubespray-leftovers: --check
 // changes nothing, a backup whose archive brings a link or a bad name fails before anything
 // is destroyed, the real run takes its actions and leaves nothing the independent checker
-// finds, the user's objects untouched, the backup and the journal; a second run plans nothing.
+// finds, the user's objects untouched, the backup and the journal, the etcd archive it keeps named in
+// a note; a second run plans nothing, and with --remove-etcd-archive removes that archive.
 import { execFileSync } from 'node:child_process';
 import { existsSync, lstatSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { down, ssh, up } from '../helpers/sandbox.js';
+import { decom, down, ssh, up } from '../helpers/sandbox.js';
 import { leftovers, nodeSnapshot, userObjects } from '../helpers/residue.js';
 
-import { actionsOf, runJson, type RunReport } from '../helpers/run.js';
+import { actionsOf, INVENTORY, runJson, type RunReport } from '../helpers/run.js';
 import { tempDir } from '../helpers/temp.js';
 
 describe('decom run --playbook reset on kubespray-leftovers (systemd)', () => {
@@ -18,8 +19,17 @@ describe('decom run --playbook reset on kubespray-leftovers (systemd)', () => {
   let check: RunReport;
   let real: { code: number; report: RunReport; stderr: string };
   let resetAt = 0;
+  // An administrator's own rule whose comment looks like kube-proxy's, and Calico's own accept rule (a rule of
+  // its by its whole text alone), beside the scenario's kube-proxy, flannel and Calico rules, in both backends.
+  const ADMIN_RULE = '-A INPUT -m comment --comment "kubernetes admin allowance" -j ACCEPT';
+  const CALICO_ACCEPT = '-A FORWARD -m comment --comment "cali:S93hcgKJrXEqnTfs" -m comment --comment "Policy explicitly accepted packet." -m mark --mark 0x10000/0x10000 -j ACCEPT';
+  /** The rules of node1 that carry a component's comment, in both backends. */
+  let planted: string[] = [];
+  const commented = () => ssh('node1', 'iptables-save; iptables-legacy-save').split('\n').filter((l) => /--comment "(kubernetes |cali:|flanneld )/.test(l));
   beforeAll(() => {
     up(['--nodes', '2', '--scenario', 'kubespray-leftovers']);
+    ssh('node1', `for ipt in iptables iptables-legacy; do $ipt -w ${ADMIN_RULE}; $ipt -w ${CALICO_ACCEPT}; done`);
+    planted = commented();
     for (const n of ['node1', 'node2']) {
       before.set(n, userObjects(n));
       // A copy of the cluster CA: the independent check asks whether the trust bundle still trusts it.
@@ -85,6 +95,22 @@ chmod 0755 /usr/local/bin/tar`);
     for (const n of ['node1', 'node2']) expect(actionsOf(real.report, n)).toEqual(actionsOf(check, n));
   });
 
+  it("removes kube-proxy's, flannel's and Calico's rules from the built-in chains, and leaves the administrator's look-alike, named as a warning", () => {
+    for (const rule of [
+      '-A PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES', // kube-proxy's
+      '-A FORWARD -m comment --comment "flanneld forward" -j FLANNEL-FWD', // flannel's
+      '-A FORWARD -m comment --comment "cali:wUHhoiAYhphO9Mso" -j cali-FORWARD', // Calico's
+      CALICO_ACCEPT,
+      ADMIN_RULE,
+    ]) {
+      expect(planted.filter((l) => l === rule), rule).toHaveLength(2); // one in each backend
+    }
+    expect(commented()).toEqual([ADMIN_RULE, ADMIN_RULE]);
+    expect(real.report.hosts.find((h) => h.host === 'node1')!.warnings).toContain(
+      `2 firewall rules carrying a Kubernetes component's comment without being one of its rules, left in place (an administrator's own?): iptables-nft table filter: ${ADMIN_RULE}; iptables-legacy table filter: ${ADMIN_RULE}`,
+    );
+  });
+
   it('leaves nothing an independent look at the node finds', () => {
     for (const n of ['node1', 'node2']) expect(leftovers(n), n).toEqual([]);
   });
@@ -111,6 +137,16 @@ chmod 0755 /usr/local/bin/tar`);
     expect(ssh('node1', `tar -tzf /var/backups/decom/${run}-etcd-data/etcd-data.tar.gz`)).toMatch(/^var\/lib\/etcd\/member\//m);
   });
 
+  it("names the etcd archive it keeps, which holds the cluster's Secrets: a note of the run and of verify, never a finding (verify exits 0)", () => {
+    const run = /([^/]+)\.jsonl$/.exec(real.report.journal)?.[1] as string;
+    const note = `etcd data archived by decom and kept on the node: /var/backups/decom/${run}-etcd-data/etcd-data.tar.gz; it holds every Secret of the cluster (remove it once it is not needed: decom run --remove-etcd-archive)`;
+    expect(real.report.hosts.find((h) => h.host === 'node1')!.warnings).toContain(note);
+    const v = decom(['verify', INVENTORY, 'node1']);
+    expect(v.code, v.stdout + v.stderr).toBe(0);
+    expect(v.stdout).toContain(`node1: warning: ${note}\n`);
+    expect(v.stdout).toMatch(/^node1: clean$/m);
+  });
+
   it('writes a journal of every action with its command and exit status', () => {
     const events = readFileSync(real.report.journal, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
     const actions = events.filter((e) => e.event === 'action' && e.host === 'node1');
@@ -119,12 +155,14 @@ chmod 0755 /usr/local/bin/tar`);
     expect(statSync(real.report.journal).mode & 0o777).toBe(0o600);
   });
 
-  it('plans nothing on a second run: every step ok, no action, exit 0', () => {
-    const again = runJson(['node1', 'node2', '--playbook', 'reset', '--yes'], state);
+  it('plans nothing on a second run: every step ok, no action, exit 0; --remove-etcd-archive removes the archive the first run kept', () => {
+    const again = runJson(['node1', 'node2', '--playbook', 'reset', '--yes', '--remove-etcd-archive'], state);
     expect(again.code).toBe(0);
     for (const h of again.report.hosts) {
       expect(h.steps.every((s) => s.status === 'ok' && s.actions.length === 0), JSON.stringify(h.steps)).toBe(true);
+      expect(h.warnings ?? [], h.host).not.toContainEqual(expect.stringContaining('etcd data archived'));
     }
+    expect(ssh('node1', 'ls -A /var/backups/decom; true')).toBe('');
   });
 
   it('nothing has come back 30 s later (kubelet Restart=always, containerd restart)', async () => {

@@ -602,3 +602,29 @@ describe('the PersistentVolume binder', () => {
     expect((store.get('pods', 'decom', 'shard', '').spec as Any).nodeName).toBe('node1');
   });
 });
+
+describe("a delete's preconditions", () => {
+  it("are refused as kube-apiserver's rest.BeforeDelete refuses them: 409 Conflict naming the kind, and the object stays", () => {
+    const store = cluster();
+    const lease = create(store, 'coordination.k8s.io', 'leases', { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'n1', namespace: 'decom' } });
+    const refused = (opts: { uid?: string; resourceVersion?: string }) => {
+      try {
+        store.delete('leases', 'decom', 'n1', 'coordination.k8s.io', opts);
+      } catch (e) {
+        return e as ApiError;
+      }
+      throw new Error('deleted');
+    };
+    const uid = refused({ uid: 'stale-uid' });
+    expect([uid.code, uid.reason, uid.details?.kind]).toEqual([409, 'Conflict', 'Lease']);
+    expect(uid.message).toBe(
+      `Operation cannot be fulfilled on Lease.coordination.k8s.io "n1": the UID in the precondition (stale-uid) does not match the UID in record (${lease.metadata.uid}). The object might have been deleted and then recreated`,
+    );
+    expect(refused({ resourceVersion: '1' }).message).toBe(
+      `Operation cannot be fulfilled on Lease.coordination.k8s.io "n1": the ResourceVersion in the precondition (1) does not match the ResourceVersion in record (${lease.metadata.resourceVersion}). The object might have been modified`,
+    );
+    expect(store.get('leases', 'decom', 'n1', 'coordination.k8s.io').metadata.uid).toBe(lease.metadata.uid);
+    store.delete('leases', 'decom', 'n1', 'coordination.k8s.io', { uid: lease.metadata.uid });
+    expect(store.list('leases', 'decom')).toEqual([]);
+  });
+});

@@ -249,9 +249,12 @@ export class Store {
     const cur = this.objects.get(key(resource, ns, name));
     if (!cur) throw ApiError.notFound(pluralOf(resource), name, group);
     const o = cur.obj;
-    if (opts.uid && opts.uid !== o.metadata.uid) throw ApiError.conflict(pluralOf(resource), name, group, `Precondition failed: UID in precondition: ${opts.uid}, UID in object meta: ${o.metadata.uid}`);
+    // As the real store's Delete answers, from rest.BeforeDelete (before storage): the conflict names the kind, not the resource.
+    if (opts.uid && opts.uid !== o.metadata.uid) {
+      throw ApiError.conflict(o.kind, name, group, `the UID in the precondition (${opts.uid}) does not match the UID in record (${o.metadata.uid}). The object might have been deleted and then recreated`);
+    }
     if (opts.resourceVersion && opts.resourceVersion !== o.metadata.resourceVersion) {
-      throw ApiError.conflict(pluralOf(resource), name, group, `Precondition failed: ResourceVersion in precondition: ${opts.resourceVersion}, ResourceVersion in meta: ${o.metadata.resourceVersion}`);
+      throw ApiError.conflict(o.kind, name, group, `the ResourceVersion in the precondition (${opts.resourceVersion}) does not match the ResourceVersion in record (${o.metadata.resourceVersion}). The object might have been modified`);
     }
     // The pod strategy's CheckGracefulDelete: a pod no kubelet runs (never scheduled, or finished) goes at once.
     const podSpec = o.spec as { terminationGracePeriodSeconds?: number; nodeName?: string } | undefined;

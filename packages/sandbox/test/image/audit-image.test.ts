@@ -21,7 +21,9 @@ describe('the audit image (deploy/Dockerfile), built here with no registry and n
   // What buildah would write to this machine's /etc (which the sandbox's nodes see through their overlay).
   const HOST_ETC = ['/etc/cni', '/etc/containers/networks'];
   const etcBefore = HOST_ETC.filter((p) => existsSync(p));
-  const inImage = (command: string) => buildah(['run', '--network', 'host', ...RUNC_ROOT, CONTAINER, '--', 'sh', '-c', command], `run ${command}`);
+  // As root, to look everywhere in it; `asImageUser` as the image runs (its USER).
+  const inImage = (command: string) => buildah(['run', '--network', 'host', ...RUNC_ROOT, '--user', '0:0', CONTAINER, '--', 'sh', '-c', command], `run ${command}`);
+  const asImageUser = (command: string) => buildah(['run', '--network', 'host', ...RUNC_ROOT, CONTAINER, '--', 'sh', '-c', command], `run ${command}`);
 
   beforeAll(async () => {
     image = await buildAuditImage({ cache: false, log: (l) => process.stderr.write(`image: ${l}\n`) });
@@ -39,14 +41,18 @@ describe('the audit image (deploy/Dockerfile), built here with no registry and n
     expect(HOST_ETC.filter((p) => existsSync(p))).toEqual(etcBefore);
   });
 
-  it("runs decom --version and prints package.json's version", async () => {
-    expect((await inImage('decom --version')).trim()).toBe(VERSION);
+  it("runs decom --version as its own user, not root, and prints package.json's version", async () => {
+    expect((await asImageUser('decom --version; id -u')).trim()).toBe(`${VERSION}\n65532`);
   });
 
-  it('has decom as its entrypoint, with no command left from the base', async () => {
+  it('has decom as its entrypoint, with no command left from the base, user 65532 (the CronJob\'s), and its base pinned to this machine\'s Node.js', async () => {
     const config = await inspectImage(`decom:${VERSION}`);
     expect(config.Entrypoint).toEqual(['decom']);
     expect(config.Cmd ?? null).toBeNull();
+    expect(config.User).toBe('65532');
+    expect(config.Env).toContain(`NODE_VERSION=${process.versions.node}`);
+    // A user's `docker build` without the argument gets a full version too, never a moving tag.
+    expect(readFileSync(join(ROOT, 'deploy', 'Dockerfile'), 'utf8')).toMatch(/^ARG NODE_VERSION=20\.\d+\.\d+$/m);
   });
 
   it('holds decom alone: its build, playbooks and production dependencies, no module of the sandbox package', async () => {
