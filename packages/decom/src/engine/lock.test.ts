@@ -40,7 +40,7 @@ function background(script: string): ChildProcess {
   return c;
 }
 const until = async (ok: () => boolean) => {
-  for (let n = 0; n < 100 && !ok(); n++) await new Promise((r) => setTimeout(r, 20));
+  for (let n = 0; n < 250 && !ok(); n++) await new Promise((r) => setTimeout(r, 20));
 };
 const startOf = (pid: number) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[19]!;
 
@@ -50,7 +50,9 @@ describe('the node lock, under dash', () => {
     mkdirSync(dir);
     writeFileSync(join(dir, 'decom.lock'), DEAD);
     const action = background(`${at(dir, HOLD_WORK)}exec sleep 30`);
-    await until(() => existsSync(`/proc/${action.pid}/fd/8`) && acquire(dir).lock.verdict === 'busy');
+    // Until the action is sleep itself: before its exec, the shell and HOLD_WORK's flock hold the file too.
+    const comm = () => (existsSync(`/proc/${action.pid}/comm`) ? readFileSync(`/proc/${action.pid}/comm`, 'utf8').trim() : '');
+    await until(() => comm() === 'sleep' && acquire(dir).lock.verdict === 'busy');
     const busy = acquire(dir).lock;
     expect(busy).toMatchObject({ verdict: 'busy', other: '20261127T000000Z-dead01', holder: { command: 'run', operator: 'root@ops1' } });
     expect(busy.detail).toBe(`pid ${action.pid} (sleep), 1 process(es) in all`);
