@@ -288,9 +288,18 @@ export async function applyStep(t: Transport, state: NodeState, p: PlannedStep, 
  * goes with its dir (the etcd step's `RUN-etcd-data`, steps/backup.ts), judged on the node
  * as the backup dir is. The state then holds only what is left, for the notes.
  */
-async function removeEtcdArchives(t: Transport, state: NodeState, sudo: boolean, warnings: string[], journal: (e: Record<string, unknown>) => void): Promise<NodeState> {
-  const dirs = state.etcdArchives.map((a) => a.slice(0, a.lastIndexOf('/')));
-  const r = await t.exec(`${PATH_GUARD}${dirs.map((d) => `${deletePathScript(d, { root: NODE_BACKUPS })} || exit 1`).join('\n')}`, { sudo, timeoutSec: 60 });
+/**
+ * What a clean node keeps of the run, removed in one exec through the on-node guard: the
+ * node's copy of the backup (unless --keep-backup-on-node; its failure is silent, as the
+ * operator holds the checked copy), then the etcd archives with --remove-etcd-archive,
+ * whose exit the exec answers: a failure is a warning and the note stays.
+ */
+async function removeKept(t: Transport, state: NodeState, o: { backupDir?: string | undefined; archives: boolean }, sudo: boolean, warnings: string[], journal: (e: Record<string, unknown>) => void): Promise<NodeState> {
+  const dirs = o.archives ? state.etcdArchives.map((a) => a.slice(0, a.lastIndexOf('/'))) : [];
+  // In a subshell: its refusal (an exit) must not end the script before the archives.
+  const backup = o.backupDir ? `( ${deletePathScript(o.backupDir, { root: NODE_BACKUPS })}\n) >/dev/null 2>&1 || true\n` : '';
+  const r = await t.exec(`${PATH_GUARD}${backup}${dirs.map((d) => `${deletePathScript(d, { root: NODE_BACKUPS })} || exit 1`).join('\n')}`, { sudo, timeoutSec: 60 });
+  if (!dirs.length) return state;
   const why = `${r.stdout}${r.stderr}`.trim().split('\n').pop() ?? '';
   journal({ event: 'remove-etcd-archive', line: `${dirs.join(', ')}: exit ${r.code}`, code: r.code });
   if (r.code === 0) return { ...state, etcdArchives: [] };
@@ -370,10 +379,11 @@ async function runHost(host: Host, o: RunOptions): Promise<HostResult> {
     if (!o.check && !fresh) state = (await roundTrip(t, { actions: [], views: fullViews(o), prev: state, sudo, timeoutSec: 60 })).state;
     result.left = findings(state).filter((f) => f.kind !== 'node-object');
     result.clean = result.left.length === 0;
-    if (!o.check && result.clean && !o.keepBackupOnNode && result.backup) {
-      await t.exec(`${PATH_GUARD}${deletePathScript(backupDir, { root: NODE_BACKUPS })}`, { sudo, timeoutSec: 60 });
+    const dropBackup = !o.keepBackupOnNode && result.backup !== undefined;
+    const dropArchives = o.removeEtcdArchive === true && state.etcdArchives.length > 0;
+    if (!o.check && result.clean && (dropBackup || dropArchives)) {
+      state = await removeKept(t, state, { backupDir: dropBackup ? backupDir : undefined, archives: dropArchives }, sudo, result.warnings, journal);
     }
-    if (!o.check && result.clean && o.removeEtcdArchive && state.etcdArchives.length) state = await removeEtcdArchives(t, state, sudo, result.warnings, journal);
     result.warnings.push(...notes(state));
     return result;
   } catch (e) {
