@@ -16,13 +16,14 @@ export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const RUN = 'packages/decom/test/run';
 const VERIFY = 'packages/decom/test/verify';
 const AUDIT = 'packages/decom/test/audit';
+const REACH = 'packages/decom/test/reach';
 const PACKAGE = 'packages/decom/test/package';
 const API = 'packages/sandbox/test/api';
 const UP = 'packages/sandbox/test/up';
 const IMAGE = 'packages/sandbox/test/image';
 
 /** Every node test folder, in the order they are run and listed (test/changed-tests.test.ts holds it to the disk). */
-export const NODE_FOLDERS = [RUN, VERIFY, AUDIT, PACKAGE, API, UP, IMAGE];
+export const NODE_FOLDERS = [RUN, VERIFY, AUDIT, REACH, PACKAGE, API, UP, IMAGE];
 const COMMANDS = [RUN, VERIFY, AUDIT];
 const RESET = "the reset's; verify's tests reset with `decom run` first";
 
@@ -43,7 +44,9 @@ export const TABLE = [
   ['packages/decom/src/firewall/', [RUN, VERIFY], RESET],
   ['packages/decom/src/playbook/', [RUN, VERIFY], RESET],
   ['packages/decom/playbooks/', [RUN, VERIFY], RESET],
-  // The rest: util, transport, inventory, cri, probes, rules, cluster, engine, steps, cli.ts.
+  ['packages/decom/src/inventory/', [...COMMANDS, REACH], 'how every command reads and reaches hosts; reach/ holds them to what Ansible reaches'],
+  ['packages/decom/src/transport/', [...COMMANDS, REACH], 'how every command reaches hosts; reach/ holds them to what Ansible reaches'],
+  // The rest: util, cri, probes, rules, cluster, engine, steps, cli.ts.
   ['packages/decom/src/', COMMANDS, "used by every command: the audit's fix runs steps through the engine, verify asks the API through cluster/"],
   ['packages/decom/deploy/', [AUDIT, IMAGE], "the audit's image and manifests: deploy.test.ts, audit-image.test.ts"],
   ['packages/decom/package.json', [PACKAGE], 'what npm packs and installs'],

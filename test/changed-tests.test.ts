@@ -14,6 +14,7 @@ const CHECKOUT = join(import.meta.dirname, '..');
 const RUN = 'packages/decom/test/run';
 const VERIFY = 'packages/decom/test/verify';
 const AUDIT = 'packages/decom/test/audit';
+const REACH = 'packages/decom/test/reach';
 const PACKAGE = 'packages/decom/test/package';
 const API = 'packages/sandbox/test/api';
 const UP = 'packages/sandbox/test/up';
@@ -38,7 +39,7 @@ describe('testsFor: changed paths → what runs', () => {
 
   it('a test helper: every node test folder, decom\'s and the sandbox\'s', () => {
     const r = testsFor(['packages/decom/test/helpers/sandbox.ts']);
-    expect(r.nodeFolders).toEqual([RUN, VERIFY, AUDIT, PACKAGE, API, UP, IMAGE]);
+    expect(r.nodeFolders).toEqual([RUN, VERIFY, AUDIT, REACH, PACKAGE, API, UP, IMAGE]);
     expect(r.unitNeeded).toBe(true);
     expect(r.reasons).toEqual([expect.stringMatching(/^changed: packages\/decom\/test\/helpers\/sandbox\.ts → node tests in .* \(a test helper: /)]);
   });

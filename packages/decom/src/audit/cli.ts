@@ -5,7 +5,7 @@
  * it while the hosts fit in the pool's bound (--forks).
  */
 import { writeFileSync } from 'node:fs';
-import { etcdGroupOf, loadInventory, resolveTargets, type Host } from '../inventory/index.js';
+import { etcdGroupOf, loadInventory, reachHosts, resolveTargets, type Host } from '../inventory/index.js';
 import { connector, maxOutputOf } from '../transport/connector.js';
 import type { Transport } from '../transport/types.js';
 import { apiSource, kubeClients } from '../cluster/kubeconfig.js';
@@ -91,6 +91,8 @@ export async function auditCommand(inventoryFile: string, targets: string[], fla
   let hosts = resolveTargets(inventory, targets.length ? targets : ['all'], flags.limit);
   const shard = flags.shard ? shardOf(hosts, flags.shard) : undefined;
   if (shard) hosts = shard.hosts;
+  // Where each host is, as ssh computes it (ssh -G, with the OpenSSH config).
+  if (flags.connection !== 'local') hosts = await reachHosts(hosts);
   const api = flags.api ? apiSource(inventoryFile, all, flags) : undefined;
   const options = (connect: AuditOptions['connect']): AuditOptions => ({
     connect,

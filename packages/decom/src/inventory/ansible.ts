@@ -512,6 +512,11 @@ const CONNECTION_VARS: Record<keyof Omit<ConnectionInputs, 'sshArgs'>, string[]>
   strictHostKeyChecking: [],
   proxyJump: [],
   connectTimeoutSec: ['ansible_ssh_timeout', 'ansible_timeout'],
+  connection: ['ansible_connection'],
+  loginPassword: ['ansible_password', 'ansible_ssh_pass', 'ansible_ssh_password'],
+  hostKeyChecking: ['ansible_host_key_checking', 'ansible_ssh_host_key_checking'],
+  pipelining: ['ansible_pipelining', 'ansible_ssh_pipelining'],
+  pythonInterpreter: ['ansible_python_interpreter'],
 };
 const SSH_ARGS_VARS = ['ansible_ssh_common_args', 'ansible_ssh_extra_args'];
 

@@ -1,7 +1,8 @@
 /**
- * How to reach a host: its connection settings as an inventory writes them, checked
- * and turned into an SshTarget, with whatever ansible_ssh_common_args and
- * ansible_ssh_extra_args say (read as ssh reads them, split as Python's shlex).
+ * How to reach a host: its connection settings as an inventory and ansible.cfg write
+ * them, checked, and turned into the ssh command line Ansible's ssh plugin builds
+ * (ssh -G then reads it with the OpenSSH config: openssh-config.ts) and into the
+ * SshTarget the inventory alone gives (split as Python's shlex, read as ssh reads it).
  */
 import type { SshTarget } from '../transport/types.js';
 import { inputError } from '../util/errors.js';
@@ -11,7 +12,7 @@ import { VaultEncrypted } from './yaml-source.js';
 
 /**
  * The connection settings of one host as written, each with where it came from.
- * Both inventory formats fill this; `buildSshTarget` checks and converts it, so a
+ * Both inventory formats fill this; `buildReach` checks and converts it, so a
  * bad value gets the same message whichever format it was written in.
  */
 export interface ConnectionInputs {
@@ -27,57 +28,194 @@ export interface ConnectionInputs {
   strictHostKeyChecking?: Located;
   proxyJump?: Located;
   connectTimeoutSec?: Located;
+  /** ansible_connection. */
+  connection?: Located;
+  /** ansible_password, ansible_ssh_pass: refused until decom logs in with passwords. */
+  loginPassword?: Located;
+  /** ansible_host_key_checking: never honoured when false. */
+  hostKeyChecking?: Located;
+  /** ansible_pipelining, ansible_python_interpreter: named and ignored. */
+  pipelining?: Located;
+  pythonInterpreter?: Located;
   /** ansible_ssh_common_args, then ansible_ssh_extra_args: the first value of a setting wins, as in ssh. */
   sshArgs: Located[];
 }
 
-const DEFAULT_PORT = 22;
-const DEFAULT_CONNECT_TIMEOUT_SEC = 10;
+/** A warning about what decom does not honour, said once however many hosts it concerns. */
+export interface ReachWarning {
+  /** The same text for every host it concerns: the line is printed once, with the hosts. */
+  text: string;
+}
 
 /**
- * Settings given explicitly (ansible_port, ansible_user, ...) win over the same
- * setting inside the ssh args, as in Ansible, which passes them to ssh first.
+ * How decom reaches one host: the ssh command line Ansible's ssh plugin would build
+ * (`ssh -G` computes the connection from it, with the OpenSSH config), the target
+ * worked out from the inventory alone (used where no `ssh` runs), the warnings.
  */
-export function buildSshTarget(name: string, nameWhere: Where, inputs: ConnectionInputs, defaultUser: () => string): SshTarget {
+export interface Reach {
+  /** ssh(1)'s options, in Ansible's order. */
+  options: string[];
+  /** The last word of the ssh command: ansible_host, else the inventory name. */
+  destination: string;
+  /** What the inventory, ansible.cfg and the args turn off or set that decom does not honour. */
+  warnings: ReachWarning[];
+  /** Host-key settings the inventory's own words turn off (named there; ssh -G then adds nothing). */
+  hostKeysOffByInventory: boolean;
+  /** Where each option word came from, for warnings about what ssh -G reports. */
+  sources: { text: string; label: string }[];
+}
+
+export const DEFAULT_PORT = 22;
+const DEFAULT_CONNECT_TIMEOUT_SEC = 10;
+
+/** ansible_connection values that go over SSH; `local` runs on this machine; any other is refused. */
+const SSH_CONNECTIONS = ['ssh', 'smart', 'paramiko', 'paramiko_ssh'];
+
+/** The settings ansible.cfg gives a host (see ansible-cfg.ts), below the inventory's own. */
+export interface ConfigInputs {
+  sshArgs?: Located;
+  remoteUser?: Located;
+  remotePort?: Located;
+  privateKeyFile?: Located;
+  timeout?: Located;
+  hostKeyChecking?: Located;
+  sshCommonArgs?: Located;
+  sshExtraArgs?: Located;
+  pipelining?: Located;
+  controlPath?: Located;
+}
+
+export const HOST_KEYS_ALWAYS_CHECKED =
+  'host keys are always checked (an unknown key is refused; give --accept-new-host-keys to record unknown keys)';
+
+/**
+ * A host's SshTarget and Reach from its connection settings, as Ansible's ssh plugin
+ * builds its command line: ansible.cfg's ssh_args; the host's port, key and user (its
+ * variables, else ansible.cfg's); the timeout; then ansible_ssh_common_args and
+ * ansible_ssh_extra_args (else ansible.cfg's). ssh takes the first value of a setting.
+ * `bastion`: kubespray's jump host (its hop, and the warnings of its own settings), used
+ * when the host sets no ssh args of its own.
+ */
+export function buildReach(
+  name: string,
+  nameWhere: Where,
+  inputs: ConnectionInputs,
+  defaultUser: () => string,
+  cfg: ConfigInputs = {},
+  bastion?: { hop: string; warnings: ReachWarning[] },
+): { target: SshTarget; reach: Reach } {
   const v = new Reader(name);
-  const args: SshArgSettings = {};
-  for (const loc of inputs.sshArgs) {
-    // Not echoed whole: a ProxyCommand in there may carry a password (sshpass -p).
-    const text = v.text(loc, { hideValue: true });
-    if (text === undefined) continue;
-    try {
-      parseSshArgs(text, args);
-    } catch (e) {
-      if (e instanceof SshArgsError) throw v.error(loc, e.message);
-      throw e;
+  const warnings: ReachWarning[] = [];
+  let hostKeysOff = false;
+  const warn = (text: string) => warnings.push({ text });
+  const at = (loc: Located) => `${loc.field} (${formatWhere(loc.where)})`;
+
+  const connection = v.text(inputs.connection)?.trim();
+  if (connection !== undefined && connection !== 'local' && !SSH_CONNECTIONS.includes(connection)) {
+    throw v.error(inputs.connection!, `decom does not speak the ${describeValue(connection)} connection: it reaches hosts over SSH (ssh, smart, paramiko) or runs on this machine (local)`);
+  }
+  if (inputs.loginPassword && v.text(inputs.loginPassword, { hideValue: true }) !== undefined) {
+    throw v.error(inputs.loginPassword, 'decom does not log in with a password yet: give the host a key (ansible_ssh_private_key_file) or load one into ssh-agent');
+  }
+  for (const loc of [inputs.hostKeyChecking, cfg.hostKeyChecking]) {
+    if (loc && v.bool(loc) === false) {
+      warn(`${at(loc)} = ${String(loc.value)} is not honoured: ${HOST_KEYS_ALWAYS_CHECKED}`);
+      hostKeysOff = true;
     }
   }
+  for (const loc of [inputs.pipelining, cfg.pipelining]) {
+    if (loc && v.bool(loc)) warn(`${at(loc)} is ignored: decom sends each phase to a host as one script`);
+  }
+  if (inputs.pythonInterpreter && inputs.pythonInterpreter.value != null) {
+    warn(`${at(inputs.pythonInterpreter)} is ignored: decom runs POSIX sh on the nodes, no Python`);
+  }
+  if (cfg.controlPath) warn(`${at(cfg.controlPath)} is ignored: decom keeps one connection per host for the whole run`);
 
-  const address = v.word(inputs.address, 'a host name or address') ?? addressFromName(name, nameWhere);
   const become = v.bool(inputs.become) ?? false;
   const method = v.text(inputs.becomeMethod);
   if (become && method !== undefined && method !== 'sudo') {
     throw v.error(inputs.becomeMethod!, `decom becomes root with sudo only, got ${describeValue(method)}`);
   }
+
+  // The command line, in Ansible's order, each part checked where it was written.
+  const options: string[] = [];
+  const sources: Reach['sources'] = [];
+  const addArgs = (loc: Located | undefined) => {
+    if (!loc) return;
+    // Not echoed whole: a ProxyCommand in there may carry a password (sshpass -p).
+    const text = v.text(loc, { hideValue: true });
+    if (text === undefined) return;
+    let parsed: SshArgSettings;
+    try {
+      parsed = parseSshArgs(text);
+    } catch (e) {
+      if (e instanceof SshArgsError) throw v.error(loc, e.message);
+      throw e;
+    }
+    if (parsed.strictHostKeyChecking === 'no') {
+      warn(`StrictHostKeyChecking=no in ${at(loc)} is not honoured: ${HOST_KEYS_ALWAYS_CHECKED}`);
+      hostKeysOff = true;
+    }
+    if (parsed.knownHostsOff) {
+      warn(`UserKnownHostsFile=/dev/null in ${at(loc)} is not honoured: ${HOST_KEYS_ALWAYS_CHECKED} against ~/.ssh/known_hosts`);
+      hostKeysOff = true;
+    }
+    options.push(...splitShellWords(text).map((w) => w.text));
+    sources.push({ text, label: at(loc) });
+  };
+  const addOption = (key: string, value: string | undefined, quoted = false) => {
+    if (value !== undefined) options.push('-o', `${key}=${quoted ? `"${value.replaceAll('"', '')}"` : value}`);
+  };
+
+  addArgs(cfg.sshArgs);
+  addOption('Port', optional(v.port(inputs.port) ?? v.port(cfg.remotePort)));
+  addOption('IdentityFile', v.path(inputs.privateKeyFile) ?? v.path(cfg.privateKeyFile), true);
+  addOption('User', v.word(inputs.user, 'a user name') ?? v.word(cfg.remoteUser, 'a user name'), true);
+  addOption('ConnectTimeout', String(v.seconds(inputs.connectTimeoutSec) ?? v.seconds(cfg.timeout) ?? DEFAULT_CONNECT_TIMEOUT_SEC));
+  // decom's own format's fields, as -o options (an Ansible inventory sets these in its args).
+  addOption('UserKnownHostsFile', v.path(inputs.knownHostsFile), true);
+  const strict = v.strictness(inputs.strictHostKeyChecking);
+  if (strict === 'no') {
+    warn(`${at(inputs.strictHostKeyChecking!)}: no is not honoured: ${HOST_KEYS_ALWAYS_CHECKED}`);
+    hostKeysOff = true;
+  } else addOption('StrictHostKeyChecking', strict);
+  const hops = v.jumps(inputs.proxyJump);
+  if (hops) addOption('ProxyJump', hops.length ? hops.join(',') : 'none');
+
+  const commonArgs = inputs.sshArgs.length ? inputs.sshArgs : [cfg.sshCommonArgs, cfg.sshExtraArgs].filter((l): l is Located => !!l);
+  for (const loc of commonArgs) addArgs(loc);
+  // kubespray's defaults send a host through the bastion only when nothing else sets its ssh args.
+  if (bastion && inputs.sshArgs.length === 0 && !cfg.sshCommonArgs) {
+    addOption('ProxyJump', bastion.hop);
+    // How the bastion itself is reached is how every host behind it is: what it turns off is named for them too.
+    warnings.push(...bastion.warnings.filter((w) => !warnings.some((mine) => mine.text === w.text)));
+  }
+
+  const destination = v.word(inputs.address, 'a host name or address') ?? addressFromName(name, nameWhere);
+  // The target as the inventory alone says it: ssh's first-value-wins over the whole command line.
+  const args = parseSshWords(options);
   const target: SshTarget = {
     name,
-    address,
-    port: v.port(inputs.port) ?? args.port ?? DEFAULT_PORT,
-    user: v.word(inputs.user, 'a user name') ?? args.user ?? defaultUser(),
+    address: args.hostName ?? destination,
+    port: args.port ?? DEFAULT_PORT,
+    user: args.user ?? defaultUser(),
     become,
     becomeUser: v.word(inputs.becomeUser, 'a user name') ?? 'root',
-    strictHostKeyChecking: v.strictness(inputs.strictHostKeyChecking) ?? args.strictHostKeyChecking ?? 'yes',
-    proxyJump: v.jumps(inputs.proxyJump) ?? args.proxyJump ?? [],
-    connectTimeoutSec: v.seconds(inputs.connectTimeoutSec) ?? args.connectTimeoutSec ?? DEFAULT_CONNECT_TIMEOUT_SEC,
+    strictHostKeyChecking: args.strictHostKeyChecking === 'accept-new' ? 'accept-new' : 'yes',
+    proxyJump: args.proxyJump ?? [],
+    connectTimeoutSec: args.connectTimeoutSec ?? DEFAULT_CONNECT_TIMEOUT_SEC,
   };
-  const key = v.path(inputs.privateKeyFile) ?? args.identityFile;
-  if (key !== undefined) target.privateKeyFile = key;
-  const knownHosts = v.path(inputs.knownHostsFile) ?? args.knownHostsFile;
-  if (knownHosts !== undefined) target.knownHostsFile = knownHosts;
+  if (connection === 'local') target.connection = 'local';
+  if (args.identityFile !== undefined) target.privateKeyFile = args.identityFile;
+  if (args.knownHostsFile !== undefined && !args.knownHostsOff) target.knownHostsFile = args.knownHostsFile;
+  if (args.proxyCommand !== undefined) target.proxyCommand = args.proxyCommand;
+  if (args.configFile !== undefined) target.sshConfigFile = args.configFile;
   const password = v.text(inputs.becomePassword, { hideValue: true });
   if (password !== undefined) target.becomePassword = password;
-  return target;
+  return { target, reach: { options, destination, warnings, hostKeysOffByInventory: hostKeysOff, sources } };
 }
+
+const optional = (n: number | undefined) => (n === undefined ? undefined : String(n));
 
 /** With no ansible_host, ssh connects to the inventory name itself. */
 function addressFromName(name: string, where: Where): string {
@@ -158,7 +296,7 @@ class Reader {
     throw this.error(loc, `expected true or false, got ${describeValue(value)}`);
   }
 
-  strictness(loc: Located | undefined): SshTarget['strictHostKeyChecking'] | undefined {
+  strictness(loc: Located | undefined): 'yes' | 'accept-new' | 'no' | undefined {
     const s = this.text(loc);
     if (s === undefined) return undefined;
     if (s === 'yes' || s === 'accept-new' || s === 'no') return s;
@@ -190,14 +328,19 @@ class Reader {
 
 // ---- ssh arguments ----
 
-/** What ansible_ssh_common_args / ansible_ssh_extra_args say about the connection. */
+/** What an ssh command line says about the connection (ssh -G's answer, when no ssh runs). */
 interface SshArgSettings {
   port?: number;
   user?: string;
+  hostName?: string;
   identityFile?: string;
   knownHostsFile?: string;
+  /** UserKnownHostsFile=/dev/null: never honoured, named in a warning. */
+  knownHostsOff?: boolean;
   strictHostKeyChecking?: 'yes' | 'accept-new' | 'no';
   proxyJump?: string[];
+  proxyCommand?: string;
+  configFile?: string;
   connectTimeoutSec?: number;
 }
 
@@ -211,9 +354,7 @@ const FLAGS = new Set('46AaCfGgKkMNnqsTtVvXxYy');
 /**
  * Reads an ssh command line fragment as ssh would. Like ssh, the first value given
  * for a setting wins, so call this on the common args first, then the extra args,
- * with the same `into`. Options decom has no use for are skipped; options that would
- * send the connection somewhere decom cannot follow (ProxyCommand, -F) are refused
- * rather than silently ignored.
+ * with the same `into`. Options decom has no use for are skipped.
  */
 export function parseSshArgs(text: string, into: SshArgSettings = {}): SshArgSettings {
   let words: string[];
@@ -223,6 +364,11 @@ export function parseSshArgs(text: string, into: SshArgSettings = {}): SshArgSet
     if (e instanceof ShellSyntaxError) throw new SshArgsError(`${e.message} at character ${e.col}`);
     throw e;
   }
+  return parseSshWords(words, into);
+}
+
+/** parseSshArgs on words already split. */
+export function parseSshWords(words: string[], into: SshArgSettings = {}): SshArgSettings {
   for (let i = 0; i < words.length; i++) {
     const word = words[i]!;
     if (!word.startsWith('-') || word === '-' || word === '--') {
@@ -260,12 +406,10 @@ function sshLetter(letter: string, value: string, into: SshArgSettings): void {
       into.identityFile ??= expandHome(value);
       return;
     case 'J':
-      into.proxyJump ??= jumps(value, '-J');
+      if (into.proxyCommand === undefined) into.proxyJump ??= jumps(value, '-J');
       return;
     case 'F':
-      if (value !== '/dev/null') {
-        throw new SshArgsError('-F (an ssh config file) is not supported: decom does not read ssh config files; give ProxyJump, UserKnownHostsFile etc. as -o options');
-      }
+      into.configFile ??= expandHome(value);
       return;
   }
 }
@@ -295,11 +439,19 @@ function sshOption(arg: string, words: string[], i: number, into: SshArgSettings
       into.strictHostKeyChecking ??= strictness(value);
       break;
     case 'userknownhostsfile':
-      // ssh accepts several files; decom checks against the first.
-      into.knownHostsFile ??= expandHome(value.split(/\s+/)[0]!);
+      if (into.knownHostsFile === undefined && !into.knownHostsOff) {
+        // ssh accepts several files; decom checks against the first.
+        const first = value.split(/\s+/)[0]!;
+        if (first === '/dev/null') into.knownHostsOff = true;
+        else into.knownHostsFile = expandHome(first);
+      }
       break;
     case 'proxyjump':
-      into.proxyJump ??= value.toLowerCase() === 'none' ? [] : jumps(value, '-o ProxyJump');
+      // ProxyJump and ProxyCommand: whichever comes first, as in ssh.
+      if (into.proxyCommand === undefined) into.proxyJump ??= value.toLowerCase() === 'none' ? [] : jumps(value, '-o ProxyJump');
+      break;
+    case 'proxycommand':
+      if (into.proxyJump === undefined && into.proxyCommand === undefined && value.toLowerCase() !== 'none') into.proxyCommand = value;
       break;
     case 'connecttimeout':
       into.connectTimeoutSec ??= timeout(value);
@@ -310,17 +462,12 @@ function sshOption(arg: string, words: string[], i: number, into: SshArgSettings
     case 'user':
       into.user ??= userName(value, '-o User');
       break;
+    case 'hostname':
+      into.hostName ??= value;
+      break;
     case 'identityfile':
       into.identityFile ??= expandHome(value);
       break;
-    case 'proxycommand':
-      // The value is not echoed: it may carry a password (sshpass -p ...).
-      if (value.toLowerCase() !== 'none') {
-        throw new SshArgsError('-o ProxyCommand is not supported: decom connects directly or through jump hosts; use -o ProxyJump=[user@]bastion[:port] or -J');
-      }
-      break;
-    case 'hostname':
-      throw new SshArgsError('-o HostName is not supported here: set ansible_host to the address to connect to');
   }
   return i;
 }

@@ -1,7 +1,7 @@
 /** decom's own inventory format (`apiVersion: decom/v1`): its schema, that schema as JSON Schema, and a file of it read into an Inventory. */
 import type { Node } from 'yaml';
 import * as z from 'zod';
-import { buildSshTarget, type ConnectionInputs } from './connection.js';
+import { buildReach, type ConnectionInputs } from './connection.js';
 import { DECOM_API_VERSION, type Host, type Inventory } from './types.js';
 import { describeValue, fieldError, type Located } from './where.js';
 import { nodeAt, toValue, whereOf, whereOfPath, type YamlFile } from './yaml-source.js';
@@ -30,7 +30,7 @@ const connectionShape = {
   knownHosts: nonEmpty('a file path').describe('known_hosts file to check host keys against (default ~/.ssh/known_hosts)').optional(),
   strictHostKeyChecking: z
     .enum(['yes', 'accept-new', 'no'], { error: 'expected yes, accept-new or no' })
-    .describe('yes: refuse unknown host keys (default); accept-new: record unknown ones, refuse changed ones; no: accept any')
+    .describe('yes: refuse unknown host keys (default); accept-new: record unknown ones, refuse changed ones; no: not honoured, checked as yes with a warning')
     .optional(),
   become: z.boolean({ error: 'expected true or false' }).describe('run commands as root through sudo (default false)').optional(),
   becomeUser: nonEmpty('a user name').describe('user to become (default root)').optional(),
@@ -125,11 +125,11 @@ export function readDecomInventory(y: YamlFile, defaultUser: () => string): Inve
       if (chosen) inputs[input] = chosen;
     }
     const nameWhere = whereOfPath(y, ['hosts', name], true);
-    const target = buildSshTarget(name, nameWhere, inputs, defaultUser);
+    const { target, reach } = buildReach(name, nameWhere, inputs, defaultUser);
     const named = [...new Set((settings.groups ?? []).filter((g) => g !== 'all' && g !== 'ungrouped'))];
     const hostGroups = ['all', ...(named.length ? named : ['ungrouped'])];
     for (const g of hostGroups) member(g, name);
-    hosts.set(name, { ...target, groups: hostGroups, vars: { ...(settings.vars ?? {}) } });
+    hosts.set(name, { ...target, groups: hostGroups, vars: { ...(settings.vars ?? {}) }, reach });
   }
   if (!groups.has('ungrouped')) groups.set('ungrouped', []);
   return { file: y.file, hosts, groups };

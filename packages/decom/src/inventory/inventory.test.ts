@@ -62,10 +62,12 @@ function targetError(inv: Inventory, targets: string[], limit?: string): string 
   throw new Error('expected resolveTargets to fail');
 }
 
+/** A host as the inventory alone gives it (its ssh command line, for ssh -G, is reach.test.ts's). */
 const host = (inv: Inventory, name: string): Host => {
   const h = inv.hosts.get(name);
   if (!h) throw new Error(`no host ${name} in ${[...inv.hosts.keys()].join(', ')}`);
-  return h;
+  const { reach: _reach, ...rest } = h;
+  return rest;
 };
 const names = (hosts: Host[]) => hosts.map((h) => h.name);
 const home = (p: string) => join(homedir(), p);
@@ -236,9 +238,9 @@ describe('Ansible INI', () => {
       user: 'ops-default',
       become: false,
       becomeUser: 'root',
-      strictHostKeyChecking: 'no',
+      strictHostKeyChecking: 'yes', // its args say no: never honoured (reach.test.ts names the warning)
       proxyJump: [],
-      connectTimeoutSec: 5,
+      connectTimeoutSec: 10, // its args' ConnectTimeout=5 comes after Ansible's own -o ConnectTimeout=10, which wins, as in ssh
       groups: ['all', 'k8s_cluster', 'kube_node'],
       vars: host(inv, 'worker01').vars,
     });
@@ -457,7 +459,7 @@ describe('connection variables', () => {
       knownHostsFile: home('kh'),
       // as in ssh, the first value wins: common args come before extra args
       strictHostKeyChecking: 'accept-new',
-      connectTimeoutSec: 4,
+      connectTimeoutSec: 10, // Ansible's own -o ConnectTimeout=10 comes before the args: set ansible_ssh_timeout instead
       proxyJump: ['hop1', 'user@hop2:2222'],
       port: 2200,
       privateKeyFile: '/k/id',
@@ -488,7 +490,14 @@ describe('connection variables', () => {
       ['-4Cqp 2222', { port: 2222 }],
       ['-i ~/.ssh/k -i /second', { identityFile: home('.ssh/k') }],
       ['-l admin -o User=other', { user: 'admin' }],
-      ['-o ForwardAgent=yes -o ControlMaster=auto -o ControlPersist=60s -F /dev/null', {}],
+      ['-o ForwardAgent=yes -o ControlMaster=auto -o ControlPersist=60s', {}],
+      ['-F ~/.ssh/bastion.conf -F /second', { configFile: home('.ssh/bastion.conf') }],
+      ['-o UserKnownHostsFile=/dev/null -o UserKnownHostsFile=/kh', { knownHostsOff: true }],
+      ['-o HostName=10.0.0.9', { hostName: '10.0.0.9' }],
+      // ProxyCommand and ProxyJump: whichever comes first, as in ssh.
+      [`-o ProxyCommand="nc %h %p" -J a`, { proxyCommand: 'nc %h %p' }],
+      [`-J a -o ProxyCommand="nc %h %p"`, { proxyJump: ['a'] }],
+      ['-o ProxyCommand=none', {}],
       ['', {}],
     ];
     for (const [args, expected] of cases) expect(parseSshArgs(args), args).toEqual(expected);
@@ -506,11 +515,6 @@ describe('connection variables', () => {
       ['-o X=Y host', 'unexpected argument "host": only ssh options belong here'],
       ['-o "X=Y', 'unterminated " quote at character 4'],
       ['-J a,,b', '-J takes [user@]host[:port] hops separated by commas, got "a,,b"'],
-      [
-        `-o ProxyCommand="sshpass -p hunter2 ssh -W %h:%p bastion"`,
-        '-o ProxyCommand is not supported: decom connects directly or through jump hosts; use -o ProxyJump=[user@]bastion[:port] or -J',
-      ],
-      ['-F ~/.ssh/bastion.conf', '-F (an ssh config file) is not supported: decom does not read ssh config files; give ProxyJump, UserKnownHostsFile etc. as -o options'],
     ];
     for (const [args, message] of cases) expect(() => parseSshArgs(args), args).toThrow(new SshArgsError(message));
   });
@@ -555,10 +559,8 @@ describe('errors name the file, line, column and field', () => {
       `${ini}:6:3: k8s_cluster:vars.ansible_ssh_extra_args (host node1): -o StrictHostKeyChecking takes yes, accept-new or no, got "maybe"`,
     );
 
-    const quoted = inventoryFile('hosts.ini', `node1 'ansible_ssh_common_args=-o ProxyCommand="ssh -W %h:%p gw"'\n`);
-    expect(await loadError(quoted)).toBe(
-      `${quoted}:1:8: node1.ansible_ssh_common_args: -o ProxyCommand is not supported: decom connects directly or through jump hosts; use -o ProxyJump=[user@]bastion[:port] or -J`,
-    );
+    const quoted = inventoryFile('hosts.ini', `node1 'ansible_ssh_common_args=-o ProxyCommand="ssh -W %h:%p gw'\n`);
+    expect(await loadError(quoted)).toBe(`${quoted}:1:8: node1.ansible_ssh_common_args: unterminated " quote at character 17`);
   });
 
   it('an unknown field in decom/v1, with the fields it could be', async () => {
@@ -679,7 +681,7 @@ describe('resolveTargets', () => {
     expect(names(resolveTargets(inv, ['all']))).toEqual(['node1', 'node2', 'node3']);
     expect(names(resolveTargets(inv, ['node3', 'kube_control_plane', 'etcd', 'node1']))).toEqual(['node1', 'node3']);
     expect(names(resolveTargets(inv, ['kube_node']))).toEqual(['node2', 'node3']);
-    expect(resolveTargets(inv, ['node2'])[0]).toBe(host(inv, 'node2'));
+    expect(resolveTargets(inv, ['node2'])[0]).toBe(inv.hosts.get('node2'));
   });
 
   it('refuses an empty target list', async () => {

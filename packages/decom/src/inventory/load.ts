@@ -17,7 +17,8 @@ import {
   type RawInventory,
   type VarsFiles,
 } from './ansible.js';
-import { buildSshTarget } from './connection.js';
+import { readAnsibleConfig } from './ansible-cfg.js';
+import { buildReach, DEFAULT_PORT, type Reach } from './connection.js';
 import { DECOM_API_VERSION, type Host, type Inventory } from './types.js';
 import { describeValue, fieldError, type Located, type VarSet } from './where.js';
 import { parseYaml, varsFromMap, whereOf, type YamlFile } from './yaml-source.js';
@@ -92,14 +93,38 @@ async function ansibleInventory(raw: RawInventory, defaultUser: () => string): P
     groups: await loadVarsFilesFor(raw.file, 'group_vars', [...raw.groups.keys()]),
     hosts: await loadVarsFilesFor(raw.file, 'host_vars', raw.hostOrder),
   };
+  const cfg = readAnsibleConfig();
+  const varsOf = (name: string) => mergeHostVars(raw, files, name, tree.hostGroups.get(name)!);
+  const built = (name: string, bastion?: { hop: string; warnings: Reach['warnings'] }) =>
+    buildReach(name, raw.hostWhere.get(name)!, ansibleConnectionInputs(varsOf(name)), defaultUser, cfg, bastion);
+  const bastion = raw.hostWhere.has(BASTION) ? { hop: bastionHop(varsOf(BASTION)), warnings: built(BASTION).reach.warnings } : undefined;
   const hosts = new Map<string, Host>();
   for (const name of raw.hostOrder) {
-    const groups = tree.hostGroups.get(name)!;
-    const vars = mergeHostVars(raw, files, name, groups);
-    const target = buildSshTarget(name, raw.hostWhere.get(name)!, ansibleConnectionInputs(vars), defaultUser);
-    hosts.set(name, { ...target, groups, vars: plainVars(vars) });
+    const vars = varsOf(name);
+    const { target, reach } = built(name, name === BASTION ? undefined : bastion);
+    hosts.set(name, { ...target, groups: tree.hostGroups.get(name)!, vars: plainVars(vars), reach });
   }
   return { file: raw.file, hosts, groups: tree.groupHosts };
+}
+
+/** kubespray's jump host: a host of this name sends every other host through it (its defaults' ProxyCommand). */
+const BASTION = 'bastion';
+
+/** The bastion as kubespray's defaults name it: its ansible_user @ its ansible_host : its ansible_port (default 22). */
+function bastionHop(vars: VarSet): string {
+  const text = (n: string) => {
+    const v = vars.get(n)?.value;
+    return typeof v === 'string' || typeof v === 'number' ? String(v) : undefined;
+  };
+  const host = text('ansible_host') ?? BASTION;
+  const user = text('ansible_user');
+  const port = text('ansible_port') ?? String(DEFAULT_PORT);
+  if (/[\s,@]/.test(host) || (user && /[\s,@]/.test(user)) || !/^[0-9]+$/.test(port)) {
+    const w = vars.get('ansible_host') ?? vars.get('ansible_user') ?? vars.get('ansible_port');
+    throw inputError(`${w ? `${w.where.file}:${w.where.line}:${w.where.col}: ` : ''}bastion: kubespray's bastion needs a plain ansible_host, ansible_user and ansible_port`);
+  }
+  const address = host.includes(':') ? `[${host}]` : host;
+  return `${user ? `${user}@` : ''}${address}:${port}`;
 }
 
 function currentUser(): string {

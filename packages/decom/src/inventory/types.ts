@@ -1,5 +1,6 @@
 /** What an inventory is once read, whatever its format, and what of a host is safe to print. */
 import type { SshTarget } from '../transport/types.js';
+import type { Reach } from './connection.js';
 
 /** One host of an inventory: how to reach it, and what the inventory says of it. */
 export interface Host extends SshTarget {
@@ -7,6 +8,8 @@ export interface Host extends SshTarget {
   groups: string[];
   /** Merged variables (group_vars, host_vars, inline), Ansible precedence. */
   vars: Record<string, unknown>;
+  /** The ssh command line the inventory builds, for ssh -G (reach.ts); absent for a host made in code. */
+  reach?: Reach;
 }
 
 export interface Inventory {
@@ -33,6 +36,7 @@ const SECRET_NAME = /pass|secret|token/i;
 export function redact(host: Host): Host {
   const secrets = new Set([host.becomePassword, host.passphrase].filter((s): s is string => !!s));
   const copy: Host = { ...host, groups: [...host.groups], proxyJump: [...host.proxyJump], vars: scrubVars(host.vars, secrets) };
+  delete copy.reach; // its options may hold a ProxyCommand's password
   if (host.becomePassword !== undefined) copy.becomePassword = REDACTED;
   if (host.passphrase !== undefined) copy.passphrase = REDACTED;
   return copy;

@@ -23,7 +23,8 @@ export interface Located {
 /** Variables by name, in the order they were written. */
 export type VarSet = Map<string, Located>;
 
-export const formatWhere = (w: Where): string => `${w.file}:${w.line}:${w.col}`;
+/** `file:line:col`; `file:line` for a file without columns (ansible.cfg: col 0), the name alone for no file (an environment variable: line 0). */
+export const formatWhere = (w: Where): string => (w.line === 0 ? w.file : w.col === 0 ? `${w.file}:${w.line}` : `${w.file}:${w.line}:${w.col}`);
 
 /** `file:line:col: field: problem`, one line. */
 export function fieldError(where: Where, field: string, problem: string): UserError {

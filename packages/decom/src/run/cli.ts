@@ -4,7 +4,7 @@
  * the cluster's API when its steps need it, confirm, and hand them to the engine.
  */
 import { join } from 'node:path';
-import { addressesOf, etcdGroupOf, hostOf, loadInventory, nodeNamed, nodeNameOf, resolveTargets, type Host } from '../inventory/index.js';
+import { addressesOf, etcdGroupOf, hostOf, loadInventory, nodeNamed, nodeNameOf, reachHosts, resolveTargets, type Host } from '../inventory/index.js';
 import { connector, maxOutputOf } from '../transport/connector.js';
 import { inputError, UserError } from '../util/errors.js';
 import { EXIT } from '../util/exit-codes.js';
@@ -86,7 +86,7 @@ function confirmHosts(hosts: Host[], decommission: boolean, yes: boolean): Promi
 
 export async function runCommand(inventoryFile: string, targets: string[], flags: RunFlags): Promise<number> {
   const inventory = await loadInventory(inventoryFile);
-  const hosts = resolveTargets(inventory, targets, flags.limit);
+  let hosts = resolveTargets(inventory, targets, flags.limit);
   checkMany(targets, (t) => inventory.groups.get(t)?.length ?? 0, (t) => inventory.hosts.has(t), flags.allowMany);
   const playbook = await loadPlaybook(flags.playbook, STEPS);
   const split = (v?: string) => (v ? v.split(',').map((x) => x.trim()).filter(Boolean) : undefined);
@@ -105,6 +105,11 @@ export async function runCommand(inventoryFile: string, targets: string[], flags
     const given = only.filter((f) => flags[f.slice(2).replace(/-(\w)/g, (_, c: string) => c.toUpperCase()) as keyof RunFlags]);
     if (given.length) throw inputError(`${given.join(', ')}: only for playbooks with cluster steps (the decommission); ${playbook.file} has none`);
   }
+  // Where each host is, as ssh computes it (ssh -G, with the OpenSSH config): the targets, and the etcd peers the cluster side asks.
+  const etcdNames = clusterSide ? (inventory.groups.get('etcd') ?? []) : [];
+  const wanted = new Map([...(flags.connection === 'local' ? [] : hosts), ...etcdNames.map((n) => inventory.hosts.get(n)!)].map((h) => [h.name, h]));
+  const reached = new Map((await reachHosts([...wanted.values()])).map((h) => [h.name, h]));
+  hosts = hosts.map((h) => reached.get(h.name) ?? h);
   const drainTimeoutSec = duration('--drain-timeout', flags.drainTimeout);
   const gracePeriodSec = flags.gracePeriod !== undefined ? seconds('--grace-period', flags.gracePeriod) : undefined;
   const skipWaitForDeleteTimeoutSec = seconds('--skip-wait-for-delete-timeout', flags.skipWaitForDeleteTimeout);
@@ -156,7 +161,7 @@ export async function runCommand(inventoryFile: string, targets: string[], flags
   journal.write({ event: 'run-start', command: 'run', playbook: playbook.file, check: flags.check, purge, hosts: hosts.map((h) => h.name), argv: process.argv.slice(2), ...(kube ? { api: kube.server } : {}) });
   process.stderr.write(`decom: run ${runId}${flags.check ? ' (check: nothing will be changed)' : ''}, journal ${journal.file}\n`);
 
-  const etcdHosts = (inventory.groups.get('etcd') ?? []).map((n) => inventory.hosts.get(n)).filter((h): h is Host => h !== undefined);
+  const etcdHosts = (inventory.groups.get('etcd') ?? []).map((n) => reached.get(n) ?? inventory.hosts.get(n)).filter((h): h is Host => h !== undefined);
   const { connect, close } = await connector(flags.nodeIsDown ? [] : hosts.slice(0, Math.min(forks, serial ?? forks)), { ...flags, maxOutputMiB }); // dialed early: the pool's first wave
   // An etcd peer's one connection, over SSH (also with --connection local: the peer is another machine), with no
   // socket of the targets' own; shared by the hosts that ask it, forgotten when it fails, closed at the end.

@@ -1,4 +1,4 @@
-/** How a command connects to its hosts: over SSH (the first wave's sockets dialed early), or on this machine with --connection local. */
+/** How a command connects to its hosts: over SSH (the first wave's sockets dialed early), or on this machine with --connection local or a host's ansible_connection=local. */
 import { count } from '../util/flags.js';
 import { DEFAULT_MAX_OUTPUT_MIB } from './command.js';
 import { dial, type Dialed } from './dial.js';
@@ -25,11 +25,13 @@ export const maxOutputOf = (v: string | undefined): number => count('--max-outpu
  */
 export async function connector<T extends SshTarget>(hosts: T[], flags: ConnectFlags): Promise<{ connect(h: T): Promise<Transport>; close(): void }> {
   const dialed = new Map<string, Dialed>();
-  if (flags.connection === 'ssh') for (const h of hosts) if (!h.proxyJump.length) dialed.set(h.name, dial(h.address, h.port));
+  const local = (h: T) => flags.connection === 'local' || h.connection === 'local';
+  if (flags.connection === 'ssh') for (const h of hosts) if (!h.proxyJump.length && !h.proxyCommand && !local(h)) dialed.set(h.name, dial(h.address, h.port));
   const { connectSsh, localTransport } = await import('./index.js');
   return {
     connect: (h) => {
-      if (flags.connection === 'local') return Promise.resolve(localTransport(h.name, flags.hostRoot, flags.maxOutputMiB));
+      // ansible_connection=local: this machine, judged by the interlocks (hostname, machine-id) as any host.
+      if (local(h)) return Promise.resolve(localTransport(h.name, flags.connection === 'local' ? flags.hostRoot : undefined, flags.maxOutputMiB));
       // A socket dialed early serves the host's first connection only: a later one (a fix after its audit, past the pool's bound) dials anew.
       const early = dialed.get(h.name);
       dialed.delete(h.name);

@@ -11,8 +11,10 @@ const { utils } = ssh2;
 
 /**
  * Which keys decom offers, in order, like `ssh`: the inventory's key file, then
- * the ssh-agent, then (only when no key file is set) ~/.ssh/id_ed25519, id_ecdsa,
- * id_rsa. Messages name key files and the agent socket, never key material.
+ * the ssh-agent (not with IdentitiesOnly), then the OpenSSH config's key files (its
+ * defaults when it names none; without ssh -G, when no key file is set,
+ * ~/.ssh/id_ed25519, id_ecdsa, id_rsa). Messages name key files and the agent socket,
+ * never key material.
  */
 
 const DEFAULT_KEYS = ['id_ed25519', 'id_ecdsa', 'id_rsa'];
@@ -68,15 +70,21 @@ export function loadCredentials(target: SshTarget): Credentials {
     offered.push(keyCredential(file, key));
   }
   const agent = process.env.SSH_AUTH_SOCK;
-  if (agent) offered.push({ label: `ssh-agent (${agent})`, method: (username) => ({ type: 'agent', username, agent }) });
-  if (!target.privateKeyFile) {
-    for (const name of DEFAULT_KEYS) {
-      const file = join(homedir(), '.ssh', name);
-      if (!existsSync(file)) continue;
-      const key = parsePrivateKey(readFileSync(file), target.passphrase, file);
-      if (key instanceof Error) skipped.push(`${file} (${key.message})`);
-      else offered.push(keyCredential(file, key));
+  if (agent && !target.identitiesOnly) offered.push({ label: `ssh-agent (${agent})`, method: (username) => ({ type: 'agent', username, agent }) });
+  // The OpenSSH config's key files (or its defaults), else decom's own defaults when no key file is set.
+  const more = target.identityFiles ?? (target.privateKeyFile ? [] : DEFAULT_KEYS.map((k) => join(homedir(), '.ssh', k)));
+  for (const file of more) {
+    if (!existsSync(file)) continue; // as ssh: a key file that is not there is skipped
+    let data: Buffer;
+    try {
+      data = readFileSync(file);
+    } catch (e) {
+      skipped.push(`${file} (${(e as NodeJS.ErrnoException).code ?? e})`);
+      continue;
     }
+    const key = parsePrivateKey(data, target.passphrase, file);
+    if (key instanceof Error) skipped.push(`${file} (${key.message})`);
+    else offered.push(keyCredential(file, key));
   }
   if (offered.length === 0) {
     const why = skipped.length ? `; unusable: ${skipped.join(', ')}` : '';
@@ -84,7 +92,7 @@ export function loadCredentials(target: SshTarget): Credentials {
       target.name,
       'auth',
       `no key to offer as ${target.user}: no private key file given, SSH_AUTH_SOCK is not set, and none of ` +
-        `${DEFAULT_KEYS.map((k) => join(homedir(), '.ssh', k)).join(', ')} is usable${why}`,
+        `${(target.identityFiles ?? DEFAULT_KEYS.map((k) => join(homedir(), '.ssh', k))).join(', ')} is usable${why}`,
     );
   }
   return { offered, skipped };

@@ -33,8 +33,13 @@ export interface Hop {
 export const hopLabel = (h: Hop): string => `${h.user}@${h.address}:${h.port}`;
 
 export interface HostKeyPolicy {
+  /** Checked first, and where accept-new records a key. */
   file: string;
+  /** Read too: ssh's second user file and the global ones (missing ones know no hosts). */
+  more?: string[];
   mode: SshTarget['strictHostKeyChecking'];
+  /** The node's HostKeyAlias: its keys are looked up by this name, without a port, as ssh does. */
+  alias?: string;
 }
 
 export interface OpenHopOptions {
@@ -50,6 +55,8 @@ export interface OpenHopOptions {
   creds: Credentials;
   hostKeys: HostKeyPolicy;
   timeoutSec: number;
+  /** OpenSSH's ServerAliveInterval (s) and ServerAliveCountMax; default 10 and 3. */
+  keepalive?: { intervalSec: number; countMax: number };
 }
 
 /** Curve25519 first: ~3x cheaper than OpenSSH 9.2's default sntrup761 hybrid. */
@@ -95,9 +102,15 @@ export function hostKeyAlgorithms(knownTypes: string[]): ServerHostKeyAlgorithm[
 /** Quotes a word for a hint only when a shell would need it. */
 const hintArg = (s: string): string => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replaceAll("'", `'\\''`)}'`);
 
+/** The name and port a hop's key is known by: the node's HostKeyAlias (no port, as ssh), else its address. */
+function keyName(o: OpenHopOptions): { host: string; port: number } {
+  return !o.hop.isJump && o.hostKeys.alias ? { host: o.hostKeys.alias, port: 22 } : { host: o.hop.address, port: o.hop.port };
+}
+
 function describeRefusal(v: Exclude<HostKeyVerdict, { status: 'known' }>, o: OpenHopOptions, key: Buffer): string {
   const { hop, hostKeys } = o;
-  const known = knownHostName(hop.address, hop.port);
+  const named = keyName(o);
+  const known = knownHostName(named.host, named.port);
   const offered = `${keyTypeOf(key)} ${fingerprint(key)}`;
   const who = hop.isJump ? `jump host ${known}` : known;
   if (v.status === 'revoked') {
@@ -137,13 +150,13 @@ export function openHop(o: OpenHopOptions): Promise<Client> {
   const prefix = hop.isJump ? `jump host ${hopLabel(hop)}: ` : '';
   const fail = (step: 'connect' | 'host-key' | 'auth', msg: string) => new TransportError(name, step, prefix + msg);
 
-  // Read even with StrictHostKeyChecking=no: @revoked keys are refused regardless.
+  const named = keyName(o);
   let entries: ReturnType<typeof readKnownHosts> = [];
-  try {
-    entries = readKnownHosts(hostKeys.file);
-  } catch (e) {
-    if (hostKeys.mode !== 'no') {
-      return Promise.reject(fail('host-key', `cannot read ${hostKeys.file}: ${(e as NodeJS.ErrnoException).code ?? e}`));
+  for (const file of [hostKeys.file, ...(hostKeys.more ?? [])]) {
+    try {
+      entries = [...entries, ...readKnownHosts(file)];
+    } catch (e) {
+      return Promise.reject(fail('host-key', `cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? e}`));
     }
   }
 
@@ -153,12 +166,11 @@ export function openHop(o: OpenHopOptions): Promise<Client> {
   const progress: { tried: string[]; serverMethods?: string[]; agentError?: string } = { tried: [] };
 
   const verifyHostKey = (key: Buffer): boolean => {
-    const v = checkHostKey(entries, hop.address, hop.port, key);
-    const acceptable = v.status === 'known' || (hostKeys.mode === 'no' && v.status !== 'revoked');
-    if (acceptable) return (hostKeyAccepted = true);
+    const v = checkHostKey(entries, named.host, named.port, key);
+    if (v.status === 'known') return (hostKeyAccepted = true);
     if (v.status === 'unknown' && hostKeys.mode === 'accept-new') {
       try {
-        appendKnownHost(hostKeys.file, hop.address, hop.port, key);
+        appendKnownHost(hostKeys.file, named.host, named.port, key);
       } catch (e) {
         refusal = fail('host-key', `cannot record the new host key in ${hostKeys.file}: ${(e as NodeJS.ErrnoException).code ?? e}`);
         return false;
@@ -211,7 +223,7 @@ export function openHop(o: OpenHopOptions): Promise<Client> {
     client.on('close', () => settle(() => reject(explain(new Error('connection closed during the SSH handshake')))));
     client.once('ready', () => settle(() => resolve(client)));
 
-    const known = knownKeyTypes(entries, hop.address, hop.port);
+    const known = knownKeyTypes(entries, named.host, named.port);
     const early = o.dialed;
     if (early?.error || early?.sock.destroyed) {
       const err: SshError = early.error ?? new Error('connection closed before the SSH handshake');
@@ -226,9 +238,9 @@ export function openHop(o: OpenHopOptions): Promise<Client> {
         username: hop.user,
         ...(sock ? { sock } : {}),
         readyTimeout: o.timeoutSec * 1000,
-        // A silent network drop is noticed within ~30 s instead of never.
-        keepaliveInterval: 10_000,
-        keepaliveCountMax: 3,
+        // A silent network drop is noticed within ~30 s instead of never (or as ServerAlive* say).
+        keepaliveInterval: (o.keepalive?.intervalSec ?? 10) * 1000,
+        keepaliveCountMax: o.keepalive?.countMax ?? 3,
         algorithms: { kex: KEX, serverHostKey: hostKeyAlgorithms(known) },
         hostVerifier: verifyHostKey,
         authHandler: authHandler(o.creds, hop.user, progress),

@@ -22,6 +22,7 @@ import {
 import type { Dialed } from './dial.js';
 import { Limiter } from './limiter.js';
 import { expandHome } from '../util/paths.js';
+import { expandProxyCommand, proxyCommandStream } from './proxy-command.js';
 import { loadCredentials } from './ssh-auth.js';
 import { forwardThrough, hopLabel, openHop, type Hop, type HostKeyPolicy } from './ssh-connect.js';
 import { TransportError, type ExecOptions, type ExecResult, type SshTarget, type Transport } from './types.js';
@@ -71,23 +72,32 @@ async function connectSshNow(target: SshTarget, opts: ConnectOptions): Promise<T
   if (!(target.connectTimeoutSec > 0)) {
     throw new TransportError(target.name, 'connect', `connectTimeoutSec must be a positive number, got ${target.connectTimeoutSec}`);
   }
-  if (opts.dialed && target.proxyJump.length) {
-    throw new TransportError(target.name, 'connect', 'a connection dialed early cannot go through ProxyJump hosts');
+  if (opts.dialed && (target.proxyJump.length || target.proxyCommand)) {
+    throw new TransportError(target.name, 'connect', 'a connection dialed early cannot go through ProxyJump hosts or a ProxyCommand');
   }
   const creds = loadCredentials(target);
   const hostKeys: HostKeyPolicy = {
     file: expandHome(target.knownHostsFile ?? join(homedir(), '.ssh', 'known_hosts')),
-    mode: opts.acceptNewHostKeys && target.strictHostKeyChecking === 'yes' ? 'accept-new' : target.strictHostKeyChecking,
+    mode: opts.acceptNewHostKeys ? 'accept-new' : target.strictHostKeyChecking,
+    ...(target.moreKnownHostsFiles?.length ? { more: target.moreKnownHostsFiles.map(expandHome) } : {}),
+    ...(target.hostKeyAlias ? { alias: target.hostKeyAlias } : {}),
   };
+  const keepalive = target.serverAliveIntervalSec ? { intervalSec: target.serverAliveIntervalSec, countMax: target.serverAliveCountMax ?? 3 } : undefined;
   const hops: Hop[] = [
     ...target.proxyJump.map((j) => parseJump(j, target.user, target.name)),
     { user: target.user, address: target.address, port: target.port, isJump: false },
   ];
   const clients: Client[] = [];
+  let proxy: ReturnType<typeof proxyCommandStream> | undefined;
   try {
     for (const [i, hop] of hops.entries()) {
       const prev = clients[i - 1];
-      const sock = prev && (await forwardThrough(prev, hops[i - 1]!, hop, target.name, target.connectTimeoutSec));
+      let sock = prev && (await forwardThrough(prev, hops[i - 1]!, hop, target.name, target.connectTimeoutSec));
+      if (!prev && target.proxyCommand) {
+        const tokens = { host: hop.address, port: hop.port, user: hop.user, destination: target.destination ?? target.address };
+        proxy = proxyCommandStream(expandProxyCommand(target.proxyCommand, tokens, target.name));
+        sock = proxy.sock;
+      }
       const client = await openHop({
         name: target.name,
         hop,
@@ -97,11 +107,15 @@ async function connectSshNow(target: SshTarget, opts: ConnectOptions): Promise<T
         creds,
         hostKeys,
         timeoutSec: target.connectTimeoutSec,
+        ...(keepalive ? { keepalive } : {}),
       });
       clients.push(client);
     }
   } catch (e) {
     for (const c of clients.reverse()) c.destroy();
+    proxy?.sock.destroy();
+    // Through a ProxyCommand, what it said on stderr is most often the reason.
+    if (proxy && e instanceof TransportError && e.step === 'connect') throw new TransportError(target.name, 'connect', `${e.message.replace(`${target.name}: connect: `, '')} (${await proxy.why()})`);
     throw e;
   }
   return new SshTransport(target, hops, clients, limiter, opts.maxOutputMiB ?? DEFAULT_MAX_OUTPUT_MIB);

@@ -61,11 +61,33 @@ export interface SshTarget {
   becomeUser: string;
   /** sudo password, sent on stdin (`sudo -S`); never printed or logged. */
   becomePassword?: string;
-  /** known_hosts file to check host keys against (default ~/.ssh/known_hosts). */
+  /** known_hosts file to check host keys against first, and to record new ones in (default ~/.ssh/known_hosts). */
   knownHostsFile?: string;
-  /** yes: refuse unknown keys; accept-new: record unknown keys, refuse changed ones; no: accept any. */
-  strictHostKeyChecking: 'yes' | 'accept-new' | 'no';
+  /** More known_hosts files to read (ssh's second user file and the global ones); missing ones are skipped. */
+  moreKnownHostsFiles?: string[];
+  /** The name host keys are known by instead of the address (OpenSSH's HostKeyAlias, without the port). */
+  hostKeyAlias?: string;
+  /**
+   * yes: refuse unknown keys; accept-new: record unknown keys, refuse changed ones.
+   * Never "no": decom does not turn host keys off, whatever the inventory says.
+   */
+  strictHostKeyChecking: 'yes' | 'accept-new';
   /** Jump hosts, in order, as OpenSSH's ProxyJump: [user@]host[:port]. */
   proxyJump: string[];
+  /** OpenSSH's ProxyCommand, its %h %p %r %n tokens unexpanded: run on this machine, SSH spoken over its stdio. */
+  proxyCommand?: string;
+  /** The destination as the inventory names it (ProxyCommand's %n). */
+  destination?: string;
+  /** Key files OpenSSH would offer after privateKeyFile (the config's, or its defaults); missing ones are skipped. */
+  identityFiles?: string[];
+  /** OpenSSH's IdentitiesOnly: offer the key files alone, not ssh-agent's keys. */
+  identitiesOnly?: boolean;
+  /** The -F file the inventory names (read by ssh -G; kept for messages). */
+  sshConfigFile?: string;
   connectTimeoutSec: number;
+  /** OpenSSH's ServerAliveInterval and ServerAliveCountMax (0: decom's own, 10 s and 3). */
+  serverAliveIntervalSec?: number;
+  serverAliveCountMax?: number;
+  /** ansible_connection=local: the host is this machine, reached without SSH. */
+  connection?: 'local';
 }

@@ -1,5 +1,5 @@
 /** `decom verify`'s command: the inventory read, the targets resolved, the API asked when a kubeconfig is found, the hosts verified and the report printed. */
-import { etcdGroupOf, loadInventory, resolveTargets, type Host } from '../inventory/index.js';
+import { etcdGroupOf, loadInventory, reachHosts, resolveTargets, type Host } from '../inventory/index.js';
 import { connector, maxOutputOf } from '../transport/connector.js';
 import { apiSource, kubeconfigFiles, operatorIdentity } from '../cluster/kubeconfig.js';
 import { forksOf } from '../util/pool.js';
@@ -21,7 +21,9 @@ export interface VerifyFlags {
 
 export async function verifyCommand(inventoryFile: string, targets: string[], flags: VerifyFlags): Promise<number> {
   const inventory = await loadInventory(inventoryFile);
-  const hosts = resolveTargets(inventory, targets, flags.limit);
+  const targeted = resolveTargets(inventory, targets, flags.limit);
+  // Where each host is, as ssh computes it (ssh -G, with the OpenSSH config).
+  const hosts = flags.connection === 'local' ? targeted : await reachHosts(targeted);
   // The cluster: --kubeconfig, else the inventory's decom_kubeconfig, else kubectl's own search; --context. Asked only when there is a file.
   const source = apiSource(inventoryFile, hosts, flags);
   const operator = await operatorIdentity(source);

@@ -153,7 +153,7 @@ describe('decom verify on kubespray-leftovers', () => {
       inv,
       readFileSync(INVENTORY, 'utf8').replace(
         /^ {2}children:/m,
-        `    gone:\n      ansible_host: ${subnetAddr(99)}\n      ansible_ssh_private_key_file: ${join(STATE_DIR, 'id_ed25519')}\n      ansible_ssh_common_args: -o ConnectTimeout=2\n  children:`,
+        `    gone:\n      ansible_host: ${subnetAddr(99)}\n      ansible_ssh_private_key_file: ${join(STATE_DIR, 'id_ed25519')}\n      ansible_ssh_timeout: 2\n  children:`,
       ),
     );
     const v = decom(['verify', inv, 'node1', 'gone', '--output', 'json']);

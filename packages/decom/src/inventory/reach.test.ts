@@ -1,0 +1,327 @@
+// Reaching a host as Ansible does (src/inventory/reach.ts, openssh-config.ts, ansible-cfg.ts):
+// every row of docs/inventory.md's table has a case here, and every case a row. The inventory,
+// ansible.cfg and an OpenSSH config written to a temporary folder, read with the real `ssh -G`;
+// the SshTarget decom would connect with, the warnings and the refusals asserted. No network.
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname, userInfo } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { UserError } from '../util/errors.js';
+import { tempDir } from '../../test/helpers/temp.js';
+import { loadInventory, reachHosts, type Host } from './index.js';
+
+const DOCS = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', 'docs', 'inventory.md');
+const TMP = tempDir('decom-reach-test-');
+afterAll(() => rmSync(TMP, { recursive: true, force: true }));
+afterEach(() => vi.unstubAllEnvs());
+
+let n = 0;
+/** Files (relative path -> content) in a fresh folder; returns the folder. */
+function tree(files: Record<string, string>): string {
+  const dir = join(TMP, `case${++n}`);
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, path)), { recursive: true });
+    writeFileSync(join(dir, path), content.replaceAll('DIR', dir));
+  }
+  return dir;
+}
+
+/**
+ * The hosts of an inventory (hosts.ini or hosts.yaml of `files`) as decom reaches them;
+ * ansible.cfg from the folder when it holds one (ANSIBLE_CONFIG), else none.
+ */
+async function reach(files: Record<string, string>, only?: string): Promise<{ hosts: Map<string, Host>; warnings: string[] }> {
+  const dir = tree(files);
+  vi.stubEnv('ANSIBLE_CONFIG', files['ansible.cfg'] !== undefined ? join(dir, 'ansible.cfg') : join(dir, 'no-ansible.cfg'));
+  const inv = await loadInventory(join(dir, files['hosts.ini'] !== undefined ? 'hosts.ini' : 'hosts.yaml'), { defaultUser: 'ops-default' });
+  const warnings: string[] = [];
+  const targets = [...inv.hosts.values()].filter((h) => !only || h.name === only);
+  const hosts = await reachHosts(targets, { warn: (l) => warnings.push(l) });
+  return { hosts: new Map(hosts.map((h) => [h.name, h])), warnings };
+}
+
+async function refusal(files: Record<string, string>): Promise<string> {
+  const e = await reach(files).then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  expect(e).toBeInstanceOf(UserError);
+  expect((e as UserError).exitCode).toBe(2);
+  return (e as UserError).message;
+}
+
+const ini = (line: string, more: Record<string, string> = {}) => ({ 'hosts.ini': `[kube_node]\n${line}\n`, ...more });
+/** An OpenSSH config given with -F, so nothing of this machine's own is read. */
+const withConfig = (config: string, line = 'node1 ansible_ssh_common_args="-F DIR/ssh_config"') => ini(line, { ssh_config: config });
+
+const HOME = userInfo().homedir;
+
+/** One case per row of the table, by the row's first cell. */
+const CASES: Record<string, () => Promise<void>> = {
+  '`ansible_host`, `ansible_ssh_host`': async () => {
+    const { hosts } = await reach(ini('node1 ansible_host=198.51.100.7\nnode2 ansible_ssh_host=198.51.100.8'));
+    expect(hosts.get('node1')).toMatchObject({ address: '198.51.100.7', destination: '198.51.100.7' });
+    expect(hosts.get('node2')).toMatchObject({ address: '198.51.100.8' });
+  },
+  '`ansible_port`, `ansible_ssh_port`': async () => {
+    const { hosts } = await reach(ini('node1 ansible_port=2201\nnode2 ansible_ssh_port=2202'));
+    expect([hosts.get('node1')!.port, hosts.get('node2')!.port]).toEqual([2201, 2202]);
+  },
+  '`ansible_user`, `ansible_ssh_user`': async () => {
+    const { hosts } = await reach(ini('node1 ansible_user=deploy\nnode2 ansible_ssh_user=admin'));
+    expect([hosts.get('node1')!.user, hosts.get('node2')!.user]).toEqual(['deploy', 'admin']);
+  },
+  '`ansible_ssh_private_key_file`, `ansible_private_key_file`': async () => {
+    const { hosts } = await reach(ini('node1 ansible_ssh_private_key_file=DIR/k1\nnode2 ansible_private_key_file=DIR/k2'));
+    const dir = join(TMP, `case${n}`);
+    expect(hosts.get('node1')!.privateKeyFile).toBe(join(dir, 'k1'));
+    expect(hosts.get('node2')!.privateKeyFile).toBe(join(dir, 'k2'));
+    expect(hosts.get('node1')!.identityFiles).not.toContain(join(dir, 'k1'));
+  },
+  '`ansible_ssh_timeout`, `ansible_timeout`': async () => {
+    const { hosts } = await reach(ini('node1 ansible_ssh_timeout=7\nnode2 ansible_timeout=8\nnode3'));
+    expect([1, 2, 3].map((i) => hosts.get(`node${i}`)!.connectTimeoutSec)).toEqual([7, 8, 10]);
+  },
+  '`ansible_ssh_common_args`, `ansible_ssh_extra_args`': async () => {
+    // Ansible's order: the port variable before the args, so it wins; the common args before the extra args.
+    const { hosts } = await reach(ini(`node1 ansible_port=2201 'ansible_ssh_common_args=-p 2999 -o User=first' 'ansible_ssh_extra_args=-o User=second -o HostKeyAlias=n1'`));
+    expect(hosts.get('node1')).toMatchObject({ port: 2201, user: 'first', hostKeyAlias: 'n1' });
+  },
+  '`ansible_connection` `ssh`, `smart`, `paramiko`': async () => {
+    const { hosts } = await reach(ini('node1 ansible_connection=ssh ansible_host=198.51.100.1\nnode2 ansible_connection=smart\nnode3 ansible_connection=paramiko'));
+    for (const h of hosts.values()) expect(h.connection).toBeUndefined();
+    expect(hosts.get('node1')!.address).toBe('198.51.100.1');
+  },
+  '`ansible_connection` `local`': async () => {
+    const { hosts } = await reach(ini(`${hostname()} ansible_connection=local ansible_host=198.51.100.1`));
+    const h = hosts.get(hostname())!;
+    expect(h.connection).toBe('local');
+    expect(h.identityFiles).toBeUndefined(); // no ssh -G: nothing of SSH is asked for it
+  },
+  '`ansible_connection` any other (`docker`, `kubectl`, `winrm`, ...)': async () => {
+    for (const other of ['docker', 'kubectl', 'winrm', 'community.general.lxd']) {
+      expect(await refusal(ini(`node1 ansible_connection=${other}`))).toMatch(new RegExp(`hosts\\.ini:2:\\d+: .*ansible_connection.*"${other.replaceAll('.', '\\.')}"`));
+    }
+  },
+  '`ansible_become`, `ansible_become_user`, `ansible_become_password`': async () => {
+    const { hosts } = await reach(ini('node1 ansible_become=true ansible_become_user=admin ansible_become_password=pw1'));
+    expect(hosts.get('node1')).toMatchObject({ become: true, becomeUser: 'admin', becomePassword: 'pw1' });
+  },
+  '`ansible_become_method` `sudo`': async () => {
+    const { hosts } = await reach(ini('node1 ansible_become=yes ansible_become_method=sudo'));
+    expect(hosts.get('node1')!.become).toBe(true);
+  },
+  '`ansible_become_method` any other (`su`, `doas`, ...)': async () => {
+    expect(await refusal(ini('node1 ansible_become=yes ansible_become_method=su'))).toMatch(/ansible_become_method: decom becomes root with sudo only, got "su"/);
+  },
+  '`ansible_password`, `ansible_ssh_pass`': async () => {
+    for (const v of ['ansible_password', 'ansible_ssh_pass']) {
+      const message = await refusal(ini(`node1 ${v}=hunter2`));
+      expect(message).toMatch(new RegExp(`${v}: decom does not log in with a password`));
+      expect(message).not.toContain('hunter2');
+    }
+  },
+  'a `!vault` value or a vault-encrypted vars file': async () => {
+    const vault = '!vault |\n        $ANSIBLE_VAULT;1.1;AES256\n        6162\n';
+    expect(await refusal({ 'hosts.yaml': `all:\n  hosts:\n    node1:\n      ansible_user: ${vault}` })).toMatch(/ansible_user: is encrypted with ansible-vault/);
+    expect(await refusal(ini('node1', { 'group_vars/all.yml': '$ANSIBLE_VAULT;1.1;AES256\n6162\n' }))).toMatch(/all\.yml: encrypted with ansible-vault/);
+  },
+  '`ansible_python_interpreter`': async () => {
+    const { warnings } = await reach(ini('node1\nnode2\n[kube_node:vars]\nansible_python_interpreter=/usr/bin/python3'));
+    expect(warnings).toEqual([expect.stringMatching(/^decom: warning \(every host\): \S*ansible_python_interpreter \(.*hosts\.ini:5:\d+\) is ignored: decom runs POSIX sh/)]);
+  },
+  '`ansible_pipelining`, `pipelining` (`ansible.cfg`)': async () => {
+    const { warnings } = await reach(ini('node1 ansible_pipelining=true', { 'ansible.cfg': '[ssh_connection]\npipelining = True\n' }));
+    expect(warnings).toEqual([
+      expect.stringMatching(/ansible_pipelining .* is ignored: decom sends each phase/),
+      expect.stringMatching(/\[ssh_connection\] pipelining \(.*ansible\.cfg:2\) is ignored/),
+    ]);
+  },
+  '`host_key_checking = False` (`ansible.cfg`, `ANSIBLE_HOST_KEY_CHECKING`, `ansible_host_key_checking`)': async () => {
+    const fromCfg = await reach(ini('node1', { 'ansible.cfg': '[defaults]\nhost_key_checking = False\n' }));
+    expect(fromCfg.warnings).toEqual([expect.stringMatching(/\[defaults\] host_key_checking \(.*ansible\.cfg:2\) = False is not honoured: host keys are always checked .*--accept-new-host-keys/)]);
+    expect(fromCfg.hosts.get('node1')!.strictHostKeyChecking).toBe('yes');
+    vi.stubEnv('ANSIBLE_HOST_KEY_CHECKING', 'False');
+    const fromEnv = await reach(ini('node1 ansible_host_key_checking=false'));
+    expect(fromEnv.warnings.join('\n')).toMatch(/ansible_host_key_checking .* = false is not honoured[\s\S]*environment variable ANSIBLE_HOST_KEY_CHECKING\) = False is not honoured/);
+  },
+  '`ssh_args` (`ansible.cfg`)': async () => {
+    // First on the command line: over the inventory's user, as in Ansible.
+    const { hosts } = await reach(ini('node1 ansible_user=deploy', { 'ansible.cfg': '[ssh_connection]\nssh_args = -o User=from-cfg -o ServerAliveInterval=5 ; a comment\n' }));
+    expect(hosts.get('node1')).toMatchObject({ user: 'from-cfg', serverAliveIntervalSec: 5 });
+  },
+  '`remote_user`, `remote_port`, `private_key_file`, `timeout` (`ansible.cfg`)': async () => {
+    const cfg = { 'ansible.cfg': '[defaults]\nremote_user = cfg-user\nremote_port = 2299\nprivate_key_file = DIR/cfg_key\ntimeout = 33\n' };
+    const { hosts } = await reach(ini('node1\nnode2 ansible_user=own ansible_port=2201', cfg));
+    const dir = join(TMP, `case${n}`);
+    expect(hosts.get('node1')).toMatchObject({ user: 'cfg-user', port: 2299, privateKeyFile: join(dir, 'cfg_key'), connectTimeoutSec: 33 });
+    expect(hosts.get('node2')).toMatchObject({ user: 'own', port: 2201 });
+  },
+  '`ssh_common_args`, `ssh_extra_args` (`ansible.cfg`)': async () => {
+    const cfg = { 'ansible.cfg': '[ssh_connection]\nssh_common_args = -o HostKeyAlias=from-cfg\nssh_extra_args = -o ServerAliveInterval=9\n' };
+    const { hosts } = await reach(ini(`node1\nnode2 'ansible_ssh_common_args=-o HostKeyAlias=own'`, cfg));
+    expect(hosts.get('node1')).toMatchObject({ hostKeyAlias: 'from-cfg', serverAliveIntervalSec: 9 });
+    expect(hosts.get('node2')!.hostKeyAlias).toBe('own');
+  },
+  '`control_path` (`ansible.cfg`)': async () => {
+    const { warnings } = await reach(ini('node1', { 'ansible.cfg': '[ssh_connection]\ncontrol_path = %(directory)s/%%h-%%r\n' }));
+    expect(warnings).toEqual([expect.stringMatching(/\[ssh_connection\] control_path .* is ignored: decom keeps one connection per host/)]);
+  },
+  'a host named `bastion`': async () => {
+    const { hosts, warnings } = await reach({
+      'hosts.yaml': `all:
+  hosts:
+    bastion: {ansible_host: 203.0.113.10, ansible_user: jump, ansible_port: 2022, ansible_ssh_common_args: -o StrictHostKeyChecking=no}
+    node1: {ansible_host: 10.0.0.1, ansible_ssh_private_key_file: DIR/node_key}
+    node2: {ansible_host: 10.0.0.2, ansible_ssh_common_args: -o ProxyJump=none}
+`,
+    });
+    expect(hosts.get('node1')).toMatchObject({ address: '10.0.0.1', proxyJump: ['jump@[203.0.113.10]:2022'] /* as ssh -G writes one hop */, privateKeyFile: expect.stringMatching(/node_key$/) });
+    expect(hosts.get('bastion')!.proxyJump).toEqual([]);
+    expect(hosts.get('node2')!.proxyJump).toEqual([]); // its own args: kubespray's default does not apply
+    // The bastion's own StrictHostKeyChecking=no: named once, for it and the hosts reached through it; its key is checked.
+    expect(warnings).toEqual([expect.stringMatching(/^decom: warning \(bastion, node1\): StrictHostKeyChecking=no in all\.hosts\.bastion\.ansible_ssh_common_args .* is not honoured/)]);
+  },
+  '`HostName`, `Port`, `User`': async () => {
+    const { hosts } = await reach(withConfig('Host node1\n  HostName 198.51.100.9\n  Port 2022\n  User cfg\n'));
+    expect(hosts.get('node1')).toMatchObject({ address: '198.51.100.9', port: 2022, user: 'cfg', destination: 'node1' });
+  },
+  '`IdentityFile`, `IdentitiesOnly`': async () => {
+    const { hosts } = await reach(withConfig('Host node1\n  IdentityFile %d/.ssh/id_%r_%h\n  IdentityFile DIR/second\n  IdentitiesOnly yes\n  User u1\n'));
+    expect(hosts.get('node1')).toMatchObject({ identityFiles: [join(HOME, '.ssh/id_u1_node1'), join(TMP, `case${n}`, 'second')], identitiesOnly: true });
+    const defaults = await reach(ini('node1'));
+    expect(defaults.hosts.get('node1')!.identityFiles).toContain(join(HOME, '.ssh/id_ed25519'));
+    expect(defaults.hosts.get('node1')!.identitiesOnly).toBe(false);
+  },
+  '`ProxyJump` (`-J`)': async () => {
+    const { hosts } = await reach(ini(`node1 'ansible_ssh_common_args=-J a@jump1:2200,jump2'\nnode2 'ansible_ssh_common_args=-F DIR/ssh_config'`, { ssh_config: 'Host node2\n  ProxyJump j3\n' }));
+    expect(hosts.get('node1')!.proxyJump).toEqual(['a@jump1:2200', 'jump2']);
+    expect(hosts.get('node2')!.proxyJump).toEqual(['j3']);
+  },
+  '`ProxyCommand`': async () => {
+    const { hosts, warnings } = await reach(ini(`node1 'ansible_ssh_common_args=-o ProxyCommand="nc -q0 %h %p"'`));
+    expect(hosts.get('node1')!.proxyCommand).toBe('nc -q0 %h %p');
+    expect(warnings).toEqual([]);
+  },
+  '`UserKnownHostsFile`, `GlobalKnownHostsFile`': async () => {
+    const { hosts } = await reach(withConfig('Host node1\n  UserKnownHostsFile DIR/kh1 DIR/kh2\n  GlobalKnownHostsFile DIR/global\n'));
+    const dir = join(TMP, `case${n}`);
+    expect(hosts.get('node1')).toMatchObject({ knownHostsFile: join(dir, 'kh1'), moreKnownHostsFiles: [join(dir, 'kh2'), join(dir, 'global')] });
+  },
+  '`StrictHostKeyChecking` `yes`, `ask`, `accept-new`': async () => {
+    const { hosts, warnings } = await reach(
+      ini(`node1 'ansible_ssh_common_args=-o StrictHostKeyChecking=yes'\nnode2 'ansible_ssh_common_args=-o StrictHostKeyChecking=ask'\nnode3 'ansible_ssh_common_args=-o StrictHostKeyChecking=accept-new'`),
+    );
+    expect([1, 2, 3].map((i) => hosts.get(`node${i}`)!.strictHostKeyChecking)).toEqual(['yes', 'yes', 'accept-new']);
+    expect(warnings).toEqual([]);
+  },
+  '`HostKeyAlias`': async () => {
+    const { hosts } = await reach(withConfig('Host node1\n  HostKeyAlias node1.keys\n'));
+    expect(hosts.get('node1')!.hostKeyAlias).toBe('node1.keys');
+  },
+  '`ConnectTimeout`, `ServerAliveInterval`, `ServerAliveCountMax`': async () => {
+    // ansible_ssh_timeout is not set: Ansible's own -o ConnectTimeout=10 comes first and wins, as for Ansible.
+    const { hosts } = await reach(withConfig('Host node1\n  ConnectTimeout 3\n  ServerAliveInterval 4\n  ServerAliveCountMax 6\n'));
+    expect(hosts.get('node1')).toMatchObject({ connectTimeoutSec: 10, serverAliveIntervalSec: 4, serverAliveCountMax: 6 });
+    const own = await reach(withConfig('Host node1\n  ConnectTimeout 3\n', `node1 ansible_ssh_timeout=5 'ansible_ssh_common_args=-F DIR/ssh_config'`));
+    expect(own.hosts.get('node1')!.connectTimeoutSec).toBe(5);
+  },
+  '`-F FILE`, `Include`, `Host`, `Match`': async () => {
+    const { hosts } = await reach(
+      ini(`node1 'ansible_ssh_common_args=-F DIR/ssh_config'\nnode2 'ansible_ssh_common_args=-F DIR/ssh_config'`, {
+        ssh_config: 'Include DIR/included\nMatch host n1.example\n  Port 2023\nHost node*\n  User star\n',
+        included: 'Host node1\n  HostName n1.example\n',
+      }),
+    );
+    expect(hosts.get('node1')).toMatchObject({ port: 2023, user: 'star', address: 'n1.example' });
+    expect(hosts.get('node2')).toMatchObject({ port: 22, user: 'star', address: 'node2' });
+  },
+  '`StrictHostKeyChecking no` (anywhere, decom\'s `strictHostKeyChecking: no` too)': async () => {
+    const args = await reach(ini(`node1 'ansible_ssh_common_args=-o StrictHostKeyChecking=no'\nnode2 'ansible_ssh_common_args=-o StrictHostKeyChecking=no'`));
+    expect(args.warnings).toHaveLength(2); // one per place it is written, each naming it
+    expect(args.warnings[0]).toMatch(/StrictHostKeyChecking=no in \S*ansible_ssh_common_args \(.*hosts\.ini:2:\d+\) is not honoured/);
+    expect([...args.hosts.values()].map((h) => h.strictHostKeyChecking)).toEqual(['yes', 'yes']);
+    const config = await reach(withConfig('Host *\n  StrictHostKeyChecking no\n'));
+    expect(config.warnings).toEqual([expect.stringMatching(/^decom: warning \(node1\): StrictHostKeyChecking no in the OpenSSH config \(ssh -G\) is not honoured/)]);
+    const decom = await reach({ 'hosts.yaml': 'apiVersion: decom/v1\ndefaults: {strictHostKeyChecking: no}\nhosts: {node1: {}, node2: {}}\n' });
+    expect(decom.warnings).toEqual([expect.stringMatching(/^decom: warning \(every host\): defaults\.strictHostKeyChecking \(.*hosts\.yaml:2:\d+\): no is not honoured/)]);
+    expect(decom.hosts.get('node1')!.strictHostKeyChecking).toBe('yes');
+  },
+  '`UserKnownHostsFile /dev/null`': async () => {
+    const { hosts, warnings } = await reach(ini(`node1 'ansible_ssh_extra_args=-o UserKnownHostsFile=/dev/null'`));
+    expect(warnings).toEqual([expect.stringMatching(/UserKnownHostsFile=\/dev\/null in \S*ansible_ssh_extra_args .* is not honoured/)]);
+    expect(hosts.get('node1')!.knownHostsFile).toBe(join(HOME, '.ssh/known_hosts'));
+  },
+  'a ProxyCommand whose own `ssh` turns host keys off': async () => {
+    // kubespray's bastion ProxyCommand, as copied into group_vars.
+    const proxy = `-o ProxyCommand='ssh -o UserKnownHostsFile=/dev/null -o StrictHostKeyChecking=no -W %h:%p -p 22 admin@203.0.113.10 -i DIR/key'`;
+    const { hosts, warnings } = await reach(ini('node1', { 'group_vars/all.yml': `ansible_ssh_common_args: "${proxy}"\n` }));
+    expect(hosts.get('node1')!.proxyCommand).toMatch(/^ssh -o UserKnownHostsFile=\/dev\/null/);
+    expect(hosts.get('node1')!.knownHostsFile).toBe(join(HOME, '.ssh/known_hosts')); // the node's own key is still checked
+    expect(warnings).toEqual([expect.stringMatching(/the ProxyCommand in \S*ansible_ssh_common_args \(.*all\.yml:1:\d+\) runs an ssh that does not check its hop's host key.*ProxyJump/)]);
+  },
+  '`ControlMaster`, `ControlPersist`, `ControlPath`': async () => {
+    const cfg = { 'ansible.cfg': '[ssh_connection]\nssh_args = -C -o ControlMaster=auto -o ControlPersist=30m\n' };
+    const { warnings } = await reach(ini(`node1 'ansible_ssh_common_args=-o ControlPath=/tmp/cm-%r'`, cfg));
+    expect(warnings).toEqual([
+      expect.stringMatching(/^decom: warning \(node1\): ControlMaster auto in \[ssh_connection\] ssh_args \(.*ansible\.cfg:2\) is ignored/),
+      expect.stringMatching(/ControlPersist 1800 in \[ssh_connection\] ssh_args .* is ignored/),
+      expect.stringMatching(new RegExp(`ControlPath /tmp/cm-${userInfo().username} in \\S*ansible_ssh_common_args .* is ignored`)),
+    ]);
+  },
+  '`ForwardAgent`': async () => {
+    const { warnings } = await reach(withConfig('Host node1\n  ForwardAgent yes\n'));
+    expect(warnings).toEqual([expect.stringMatching(/ForwardAgent yes in the OpenSSH config \(ssh -G\) is ignored: decom never forwards the agent/)]);
+  },
+  '`CertificateFile`, `PKCS11Provider`, `SecurityKeyProvider`': async () => {
+    for (const line of ['CertificateFile DIR/cert.pub', 'PKCS11Provider /usr/lib/opensc-pkcs11.so', 'SecurityKeyProvider /usr/lib/sk.so']) {
+      const setting = line.split(' ')[0]!;
+      expect(await refusal(withConfig(`Host node1\n  ${line}\n`))).toMatch(new RegExp(`^node1: the OpenSSH config \\(ssh -G\\) sets ${setting}: decom does not log in with`));
+    }
+  },
+};
+
+describe('reaching a host as Ansible does: docs/inventory.md, row by row', () => {
+  const doc = readFileSync(DOCS, 'utf8');
+  const table = doc.slice(doc.indexOf('| setting | honoured | warned and ignored | refused by name |'));
+  const rows = table
+    .split('\n')
+    .slice(2)
+    .filter((l) => l.startsWith('|'))
+    .map((l) => l.split(' | ').map((c) => c.replace(/^\| ?| ?\|$/g, '').trim()));
+
+  it('every row is in exactly one column, and has a case; every case is a row', () => {
+    for (const cells of rows) expect(cells.slice(1).filter(Boolean), cells[0]).toHaveLength(1);
+    expect(rows.map((r) => r[0]).sort()).toEqual(Object.keys(CASES).sort());
+  });
+
+  for (const [row, run] of Object.entries(CASES)) it(row, run);
+});
+
+describe('ssh -G and ansible.cfg', () => {
+  it('a broken OpenSSH config is bad input naming the host and what ssh said', async () => {
+    expect(await refusal(withConfig('Host node1\n  NoSuchOption 1\n'))).toMatch(/^node1: ssh -G node1 \(the OpenSSH config for this host\) failed: .*NoSuchOption/i);
+  });
+
+  it('without an ssh client: the inventory alone, and one warning naming the config not read', async () => {
+    const dir = tree({ 'hosts.ini': '[k]\nnode1 ansible_port=2201\nnode2\n', ssh_config: 'Host *\n  Port 1\n' });
+    vi.stubEnv('ANSIBLE_CONFIG', join(dir, 'none'));
+    const inv = await loadInventory(join(dir, 'hosts.ini'), { defaultUser: 'ops-default' });
+    const warnings: string[] = [];
+    const hosts = await reachHosts([...inv.hosts.values()], { ssh: join(dir, 'no-ssh-here'), warn: (l) => warnings.push(l) });
+    expect(hosts.map((h) => [h.port, h.user])).toEqual([
+      [2201, 'ops-default'],
+      [22, 'ops-default'],
+    ]);
+    expect(warnings.every((w) => /no ssh client found: .* not read/.test(w))).toBe(true);
+  });
+
+  it('ansible.cfg is found as Ansible finds it: ANSIBLE_CONFIG, ./ansible.cfg, ~/.ansible.cfg', async () => {
+    const { findAnsibleConfig } = await import('./ansible-cfg.js');
+    const dir = tree({ 'a/ansible.cfg': '', 'cwd/ansible.cfg': '', 'home/.ansible.cfg': '' });
+    expect(findAnsibleConfig({ ANSIBLE_CONFIG: join(dir, 'a'), HOME: join(dir, 'home') }, join(dir, 'cwd'))).toBe(join(dir, 'a/ansible.cfg'));
+    expect(findAnsibleConfig({ HOME: join(dir, 'home') }, join(dir, 'cwd'))).toBe(join(dir, 'cwd/ansible.cfg'));
+    expect(findAnsibleConfig({ HOME: join(dir, 'home') }, join(dir, 'a-missing'))).toBe(join(dir, 'home/.ansible.cfg'));
+  });
+});

@@ -1,0 +1,80 @@
+/**
+ * The hosts a command reaches, as ssh would reach them: each host's command line given
+ * to `ssh -G` (openssh-config.ts), the warnings of what decom does not honour said once.
+ */
+import { existsSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import { join } from 'node:path';
+import { inputError, UserError } from '../util/errors.js';
+import { pool } from '../util/pool.js';
+import type { ReachWarning } from './connection.js';
+import { sshDashG, targetFromSshConfig } from './openssh-config.js';
+import type { Host } from './types.js';
+
+/** ssh -G runs at once for this many hosts: each is a short process of its own. */
+const SSH_G_AT_ONCE = 16;
+
+export interface ReachOptions {
+  /** Where warnings go, one line each (default: stderr). */
+  warn?: (line: string) => void;
+  /** The ssh client (tests point it elsewhere). */
+  ssh?: string;
+}
+
+/**
+ * The hosts with their connection as OpenSSH computes it. Without an ssh binary, the
+ * inventory's alone (and one warning when an OpenSSH config exists that was not read).
+ * ansible_connection=local hosts are left as they are. Each warning is printed once,
+ * with the hosts it concerns.
+ */
+export async function reachHosts(hosts: Host[], opts: ReachOptions = {}): Promise<Host[]> {
+  const said = new Map<string, string[]>();
+  const note = (w: ReachWarning, host: string) => said.set(w.text, [...(said.get(w.text) ?? []), host]);
+  let noSsh = false;
+  const reached = await pool(hosts, SSH_G_AT_ONCE, async (h) => {
+    const reach = h.reach;
+    if (!reach || h.connection === 'local') return h;
+    for (const w of reach.warnings) note(w, h.name);
+    if (noSsh) return h;
+    let values;
+    try {
+      values = await sshDashG(reach.options, reach.destination, opts.ssh);
+    } catch (e) {
+      throw inputError(`${h.name}: ssh -G ${reach.destination} (the OpenSSH config for this host) failed: ${(e as Error).message}`);
+    }
+    if (!values) {
+      noSsh = true;
+      return h;
+    }
+    try {
+      const { target, warnings } = targetFromSshConfig(h, reach, values);
+      for (const w of warnings) note(w, h.name);
+      return { ...h, ...target };
+    } catch (e) {
+      if (e instanceof UserError) throw e;
+      throw inputError(`${h.name}: cannot use what ssh -G says: ${(e as Error).message}`);
+    }
+  });
+  if (noSsh) {
+    const unread = openSshConfigFiles(hosts).filter((f) => existsSync(f));
+    if (unread.length) note({ text: `no ssh client found: ${unread.join(', ')} not read; hosts are reached as the inventory alone says` }, '*');
+  }
+  const warn = opts.warn ?? ((line: string) => process.stderr.write(`${line}\n`));
+  for (const [text, names] of said) {
+    const who = names.includes('*') ? '' : ` (${names.length === hosts.length && hosts.length > 1 ? 'every host' : names.join(', ')})`;
+    warn(`decom: warning${who}: ${text}`);
+  }
+  return reached;
+}
+
+/** The OpenSSH config files ssh would read for these hosts: the -F files, else the user's and the system's. */
+function openSshConfigFiles(hosts: Host[]): string[] {
+  const named = [...new Set(hosts.map((h) => h.sshConfigFile).filter((f): f is string => !!f))];
+  let home: string;
+  try {
+    home = userInfo().homedir; // ssh reads the passwd entry's home, not $HOME
+  } catch {
+    home = process.env.HOME ?? '/';
+  }
+  return [...named, join(home, '.ssh', 'config'), '/etc/ssh/ssh_config'];
+}

@@ -1,0 +1,304 @@
+// Every host Ansible reaches, decom reaches (issue 41), with Ansible (ansible-core) the judge, on a
+// 2-node sandbox: node1 is the bastion, node2's sshd answers node1 alone. For each set-up (a plain
+// inventory, hosts named only in ~/.ssh/config, -F FILE, Match and Include, kubespray's bastion, a
+// ProxyCommand, ansible.cfg's remote_user and private_key_file, ansible_connection=local)
+// `ansible -m raw -a true` reaches the host and so does `decom verify`; a reset through the bastion
+// leaves node2 clean (the independent checker after); an unknown host key is refused whatever
+// kubespray's ansible.cfg and the bastion turn off, each setting named; ansible_connection=docker
+// is refused by name. ssh reads ~/.ssh from the passwd home, not $HOME: every ansible and decom
+// runs in a mount namespace of its own where a test .ssh is bound over that home's .ssh.
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { hostname, userInfo } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addrOf, CLI, down, ssh, sshArgv, STATE_DIR, up } from '../helpers/sandbox.js';
+import { leftovers } from '../helpers/residue.js';
+import { tempDir } from '../helpers/temp.js';
+
+const execFileAsync = promisify(execFile);
+
+const BASTION_NODE = 'node1';
+const FIREWALLED = 'node2';
+const KEY = join(STATE_DIR, 'id_ed25519');
+const KNOWN_HOSTS = join(STATE_DIR, 'known_hosts');
+/** The .ssh ssh reads (getpwuid's home, whatever $HOME says): a test .ssh is bound over it in each run's namespace. */
+const PASSWD_SSH = join(userInfo().homedir, '.ssh');
+
+/** The sandbox's login options (key, pinned host keys, no prompt), as the test helpers log in. */
+const PINNED = ['-i', KEY, '-o', `UserKnownHostsFile=${KNOWN_HOSTS}`, '-o', 'StrictHostKeyChecking=yes', '-o', 'BatchMode=yes'];
+
+// kubespray's roles/kubespray_defaults/defaults/main/main.yml, as its playbooks give it to every
+// host: a ProxyCommand through the host named bastion when there is one. Ansible renders it itself.
+const KUBESPRAY_BASTION_ARGS = `ansible_ssh_common_args: "{% if 'bastion' in groups['all'] %} -o ProxyCommand='ssh -o UserKnownHostsFile=/dev/null -o StrictHostKeyChecking=no -W %h:%p -p {{ hostvars['bastion']['ansible_port'] | default(22) }} {{ hostvars['bastion']['ansible_user'] }}@{{ hostvars['bastion']['ansible_host'] }} {% if ansible_ssh_private_key_file is defined %}-i {{ ansible_ssh_private_key_file }}{% endif %} ' {% endif %}"\n`;
+
+// kubespray's ansible.cfg, the lines that turn host keys off (and the rest of its ssh_args).
+const KUBESPRAY_ANSIBLE_CFG = `[ssh_connection]
+pipelining=True
+ssh_args = -o ControlMaster=auto -o ControlPersist=30m -o ConnectionAttempts=100 -o UserKnownHostsFile=/dev/null
+[defaults]
+host_key_checking=False
+`;
+
+interface Outcome {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+const shown = (o: Outcome) => `exit ${o.code}\nstdout: ${o.stdout}\nstderr: ${o.stderr}`;
+
+/** A test home: its .ssh holds `known_hosts` (the sandbox's unless given) and `files`; the run's cwd is its parent. */
+interface Home {
+  dir: string;
+  home: string;
+}
+
+/**
+ * Runs `argv` with `home` as the home of ssh, Ansible and decom: in a private mount namespace
+ * where home/.ssh is bound over the passwd home's .ssh, HOME=home (Ansible's ~/.ansible, decom's
+ * ~/.ssh and ~/.kube), no agent, no ANSIBLE_* or KUBECONFIG of the caller's. Never rejects.
+ */
+async function inHome(h: Home, argv: string[]): Promise<Outcome> {
+  const env: NodeJS.ProcessEnv = { ...process.env, HOME: h.home };
+  for (const k of Object.keys(env)) if (/^(ANSIBLE_|SSH_AUTH_SOCK$|SSH_AGENT_PID$|KUBECONFIG$)/.test(k)) delete env[k];
+  try {
+    const r = await execFileAsync(
+      'unshare',
+      ['--mount', '--propagation', 'private', 'sh', '-c', 'mount --bind "$1" "$2" && shift 2 && exec "$@"', 'sh', join(h.home, '.ssh'), PASSWD_SSH, ...argv],
+      { cwd: h.dir, env, encoding: 'utf8', timeout: 200_000, maxBuffer: 64 << 20 },
+    );
+    return { code: 0, stdout: r.stdout, stderr: r.stderr };
+  } catch (e) {
+    const x = e as { code?: unknown; stdout?: string; stderr?: string; message: string };
+    return typeof x.code === 'number' ? { code: x.code, stdout: x.stdout ?? '', stderr: x.stderr ?? '' } : { code: -1, stdout: x.stdout ?? '', stderr: `${x.stderr ?? ''}${x.message}` };
+  }
+}
+
+const ansible = (h: Home, inventory: string, host: string, extra: string[] = []) => inHome(h, ['ansible', '-i', inventory, host, '-m', 'raw', '-a', 'true', ...extra]);
+const decomIn = (h: Home, args: string[]) => inHome(h, [process.execPath, CLI, ...args]);
+
+/** The sandbox's known_hosts without the lines of `addr`: that host's key unknown. */
+function knownHostsWithout(addr: string): string {
+  const lines = readFileSync(KNOWN_HOSTS, 'utf8').split('\n');
+  const kept = lines.filter((l) => !(l.split(/\s+/)[0] ?? '').split(',').some((name) => name === addr || name === `[${addr}]:22`));
+  if (kept.length === lines.length) throw new Error(`no line of ${KNOWN_HOSTS} names ${addr}: its format changed?`);
+  return kept.join('\n');
+}
+
+/** Closes the ssh control masters (Ansible's ControlPersist) left under a home's ~/.ansible/cp, each by its socket. */
+function closeControlMasters(home: string): void {
+  const cp = join(home, '.ansible', 'cp');
+  if (!existsSync(cp)) return;
+  for (const sock of readdirSync(cp)) spawnSync('ssh', ['-o', `ControlPath=${join(cp, sock)}`, '-O', 'exit', '127.0.0.1'], { stdio: 'ignore', timeout: 10_000 });
+  const left = readdirSync(cp);
+  if (left.length) throw new Error(`ssh control masters still listening in ${cp}: ${left.join(', ')}`);
+}
+
+/** What each reach set-up is, in the tests' words. */
+const SETUPS = {
+  plain: 'a plain inventory (ansible_host, ansible_user, ansible_ssh_private_key_file)',
+  sshConfig: 'hosts named only in ~/.ssh/config (HostName, User, IdentityFile, Port there)',
+  dashF: '-F FILE in ansible_ssh_common_args',
+  matchInclude: 'a Match host block and an Include in ~/.ssh/config',
+  bastion: "kubespray's bastion host (Ansible given kubespray's ProxyCommand, decom the inventory alone)",
+  proxyCommand: 'a ProxyCommand in ansible_ssh_common_args',
+  ansibleCfg: "ansible.cfg's remote_user and private_key_file, run from its dir, the inventory setting neither",
+  local: 'ansible_connection=local for this machine (verify only)',
+} as const;
+type SetUp = keyof typeof SETUPS;
+
+describe('every host Ansible reaches, decom reaches: ssh config, ProxyCommand, kubespray bastion, ansible.cfg, ansible_connection', () => {
+  const dir = tempDir('decom-reach-');
+  const homes: Home[] = [];
+  let madePasswdSsh = false;
+  let n1 = '';
+  let n2 = '';
+  const reach = new Map<SetUp, { ansible: Promise<Outcome>; verify: Promise<Outcome> }>();
+  let direct: Promise<Outcome>;
+  let reset: Promise<Outcome>;
+  let unknownKey: Record<'bastion' | 'node', { ansible: Promise<Outcome>; verify: Promise<Outcome> }>;
+  let docker: Promise<Outcome>;
+  const started: Promise<unknown>[] = [];
+  const track = <T>(p: Promise<T>): Promise<T> => {
+    started.push(p);
+    p.catch(() => undefined); // awaited by its test; a rejection is that test's failure, not an unhandled one
+    return p;
+  };
+
+  /** A test home under dir/name: .ssh with known_hosts and `files` (mode 600), the set-up's own files beside it. */
+  const makeHome = (name: string, files: Record<string, string> = {}, knownHosts = readFileSync(KNOWN_HOSTS, 'utf8')): Home => {
+    const h = { dir: join(dir, name), home: join(dir, name, 'home') };
+    mkdirSync(join(h.home, '.ssh'), { recursive: true, mode: 0o700 });
+    writeFileSync(join(h.home, '.ssh', 'known_hosts'), knownHosts, { mode: 0o600 });
+    for (const [f, text] of Object.entries(files)) {
+      mkdirSync(join(h.home, '.ssh', f, '..'), { recursive: true, mode: 0o700 });
+      writeFileSync(join(h.home, '.ssh', f), text, { mode: 0o600 });
+    }
+    homes.push(h);
+    return h;
+  };
+  const write = (h: Home, name: string, text: string): string => {
+    writeFileSync(join(h.dir, name), text);
+    return join(h.dir, name);
+  };
+
+  beforeAll(() => {
+    up(['--nodes', '2', '--scenario', 'clean,kubespray-leftovers']);
+    n1 = addrOf(BASTION_NODE);
+    n2 = addrOf(FIREWALLED);
+    if (!existsSync(PASSWD_SSH)) {
+      mkdirSync(PASSWD_SSH, { mode: 0o700 });
+      madePasswdSsh = true;
+    }
+    // node2's sshd: open to the bastion, new connections from anyone else reset (quick to fail).
+    ssh(FIREWALLED, `iptables -w -I INPUT 1 -p tcp --dport 22 -s ${n1} -j ACCEPT && iptables -w -I INPUT 2 -p tcp --dport 22 --syn -j REJECT --reject-with tcp-reset`);
+    // ansible.cfg's user on node1: a deploy user with a key of its own (root does not take it), sudo without a password.
+    const deployKey = join(dir, 'deploy_ed25519');
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'reach-deploy', '-f', deployKey]);
+    ssh(
+      BASTION_NODE,
+      `useradd -m -s /bin/sh deploy && usermod -p '*' deploy && install -d -m 700 -o deploy -g deploy /home/deploy/.ssh && echo '${readFileSync(`${deployKey}.pub`, 'utf8').trim()}' > /home/deploy/.ssh/authorized_keys && chown deploy: /home/deploy/.ssh/authorized_keys && echo 'deploy ALL=(ALL) NOPASSWD: ALL' > /etc/sudoers.d/deploy && chmod 0440 /etc/sudoers.d/deploy`,
+    );
+
+    direct = track(execFileAsync('ssh', ['-o', 'ConnectTimeout=10', ...sshArgv(FIREWALLED, 'true')], { encoding: 'utf8' }).then(
+      (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
+      (e: { code?: number; stdout?: string; stderr?: string }) => ({ code: e.code ?? -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' }),
+    ));
+
+    const start = (s: SetUp, h: Home, inventory: string, host: string, ansibleExtra: string[] = []) =>
+      reach.set(s, { ansible: track(ansible(h, inventory, host, ansibleExtra)), verify: track(decomIn(h, ['verify', inventory, host])) });
+
+    {
+      const h = makeHome('plain');
+      start('plain', h, write(h, 'hosts.yaml', `all:\n  hosts:\n    node1: {ansible_host: ${n1}, ansible_user: root, ansible_ssh_private_key_file: ${KEY}}\n`), 'node1');
+    }
+    {
+      const h = makeHome('ssh-config', { config: `Host reach-alias\n  HostName ${n1}\n  User root\n  IdentityFile ${KEY}\n  Port 22\n` });
+      start('sshConfig', h, write(h, 'hosts.ini', 'reach-alias\n'), 'reach-alias');
+    }
+    {
+      const h = makeHome('dash-f');
+      const file = write(h, 'ssh-reach.conf', `Host reach-f\n  HostName ${n1}\n  User root\n  IdentityFile ${KEY}\n`);
+      start('dashF', h, write(h, 'hosts.yaml', `all:\n  hosts:\n    reach-f: {ansible_ssh_common_args: "-F ${file}"}\n`), 'reach-f');
+    }
+    {
+      // The alias's HostName comes from the included file; Match host then sees that address.
+      const h = makeHome('match-include', {
+        config: `Include config.d/*.conf\n\nMatch host ${n1}\n  User root\n  IdentityFile ${KEY}\n`,
+        'config.d/reach.conf': `Host reach-match\n  HostName ${n1}\n`,
+      });
+      start('matchInclude', h, write(h, 'hosts.ini', 'reach-match\n'), 'reach-match');
+    }
+    // kubespray's inventory.ini with its bastion section, as its sample writes it.
+    const bastionInventory = (h: Home) =>
+      write(h, 'inventory.ini', `[all]\nnode2 ansible_host=${n2} ip=${n2}\n\n# ## configure a bastion host if your nodes are not directly reachable\n[bastion]\nbastion ansible_host=${n1} ansible_user=root\n\n[kube_node]\nnode2\n\n[k8s_cluster:children]\nkube_node\n\n[all:vars]\nansible_user=root\nansible_ssh_private_key_file=${KEY}\n`);
+    // kubespray's bastion arguments, for Ansible alone (-e): decom is given the inventory and nothing else.
+    const kubesprayVars = join(dir, 'kubespray-defaults.yml');
+    writeFileSync(kubesprayVars, `# kubespray's bastion default (roles/kubespray_defaults)\n${KUBESPRAY_BASTION_ARGS}`);
+    {
+      const h = makeHome('bastion');
+      start('bastion', h, bastionInventory(h), FIREWALLED, ['-e', `@${kubesprayVars}`]);
+    }
+    {
+      const h = makeHome('proxycommand');
+      const proxy = `ssh -W %h:%p ${PINNED.join(' ')} root@${n1}`;
+      start('proxyCommand', h, write(h, 'hosts.yaml', `all:\n  hosts:\n    node2:\n      ansible_host: ${n2}\n      ansible_user: root\n      ansible_ssh_private_key_file: ${KEY}\n      ansible_ssh_common_args: ${JSON.stringify(`-o ProxyCommand="${proxy}"`)}\n`), FIREWALLED);
+    }
+    {
+      const h = makeHome('ansible-cfg');
+      write(h, 'ansible.cfg', `[defaults]\nremote_user = deploy\nprivate_key_file = ${deployKey}\n`);
+      start('ansibleCfg', h, write(h, 'hosts.ini', `reach-cfg ansible_host=${n1} ansible_become=true\n`), 'reach-cfg');
+    }
+    {
+      const h = makeHome('local');
+      start('local', h, write(h, 'hosts.ini', `${hostname()} ansible_connection=local\n`), hostname());
+    }
+
+    // Host keys turned off by kubespray's ansible.cfg and by the bastion's own StrictHostKeyChecking=no,
+    // with one key unknown: the bastion's, or the node's. Ansible (kubespray's ProxyCommand) reaches node2 anyway.
+    const hostKeysOff = (name: string, unknown: string) => {
+      const h = makeHome(name, {}, knownHostsWithout(unknown));
+      write(h, 'ansible.cfg', KUBESPRAY_ANSIBLE_CFG);
+      const inventory = write(
+        h,
+        'hosts.yaml',
+        `all:\n  hosts:\n    bastion: {ansible_host: ${n1}, ansible_user: root, ansible_ssh_common_args: "-o StrictHostKeyChecking=no"}\n    node2: {ansible_host: ${n2}, ansible_user: root}\n  vars:\n    ansible_ssh_private_key_file: ${KEY}\n`,
+      );
+      return { ansible: track(ansible(h, inventory, FIREWALLED, ['-e', `@${kubesprayVars}`])), verify: track(decomIn(h, ['verify', inventory, FIREWALLED])) };
+    };
+    unknownKey = { bastion: hostKeysOff('unknown-bastion-key', n1), node: hostKeysOff('unknown-node-key', n2) };
+
+    {
+      const h = makeHome('docker');
+      docker = track(decomIn(h, ['verify', write(h, 'hosts.ini', `node1 ansible_host=${n1} ansible_user=root ansible_ssh_private_key_file=${KEY} ansible_connection=docker\n`), 'node1']));
+    }
+
+    // The reset through the bastion, once everything that reaches node2 has ended (a probe mid-reset would judge a half-done node).
+    const node2Reach = [reach.get('bastion')!, reach.get('proxyCommand')!, unknownKey.bastion, unknownKey.node].flatMap((r) => [r.ansible, r.verify]);
+    reset = track(
+      Promise.allSettled(node2Reach).then(() => {
+        const h = makeHome('reset');
+        return decomIn(h, ['run', bastionInventory(h), FIREWALLED, '--playbook', 'reset', '--yes', '--output', 'json', '--state-dir', join(h.dir, 'state')]);
+      }),
+    );
+  });
+
+  afterAll(async () => {
+    await Promise.allSettled(started);
+    try {
+      for (const h of homes) closeControlMasters(h.home);
+    } finally {
+      down();
+      if (madePasswdSsh) rmdirSync(PASSWD_SSH);
+    }
+  });
+
+  it('node2 is firewalled: a direct ssh from this machine is refused', async () => {
+    const o = await direct;
+    expect(o.code, shown(o)).toBe(255);
+    expect(o.stderr).toMatch(/Connection refused/);
+  });
+
+  for (const [s, what] of Object.entries(SETUPS) as [SetUp, string][]) {
+    it(`${what}: Ansible reaches it`, async () => {
+      const o = await reach.get(s)!.ansible;
+      expect(o.code, shown(o)).toBe(0);
+    });
+    it(`${what}: decom verify reaches it (exit 0 or 1, not 3)`, async () => {
+      const o = await reach.get(s)!.verify;
+      expect([0, 1], shown(o)).toContain(o.code);
+    });
+  }
+
+  it("a reset through kubespray's bastion leaves node2 clean, the independent checker agreeing", async () => {
+    const o = await reset;
+    expect(o.code, shown(o)).toBe(0);
+    const report = JSON.parse(o.stdout) as { hosts: { host: string; clean: boolean }[] };
+    expect(report.hosts.map((x) => [x.host, x.clean])).toEqual([[FIREWALLED, true]]);
+    // The checker logs in directly: the firewall (the user's own rules, which the reset keeps) is lifted through the bastion.
+    const throughBastion = (command: string) => execFileSync('ssh', [...PINNED, '-o', `ProxyCommand=ssh -W %h:%p ${PINNED.join(' ')} root@${n1}`, `root@${n2}`, command], { encoding: 'utf8' });
+    const rules = [`-A INPUT -s ${n1}/32 -p tcp -m tcp --dport 22 -j ACCEPT`, '-A INPUT -p tcp -m tcp --dport 22 --tcp-flags FIN,SYN,RST,ACK SYN -j REJECT --reject-with tcp-reset'];
+    expect(throughBastion('iptables -w -S INPUT').split('\n'), 'the firewall survives the reset').toEqual(expect.arrayContaining(rules));
+    throughBastion(rules.map((r) => `iptables -w ${r.replace('-A', '-D')}`).join(' && '));
+    expect(leftovers(FIREWALLED)).toEqual([]);
+  });
+
+  for (const [which, whose] of [['bastion', "the bastion's"], ['node', "node2's"]] as const) {
+    it(`kubespray's ansible.cfg and the bastion's StrictHostKeyChecking=no, ${whose} key unknown: Ansible reaches node2, decom refuses (exit 3) naming each setting and --accept-new-host-keys`, async () => {
+      const a = await unknownKey[which].ansible;
+      expect(a.code, `Ansible, its host keys off: ${shown(a)}`).toBe(0);
+      const o = await unknownKey[which].verify;
+      expect(o.code, shown(o)).toBe(3);
+      expect(o.stderr).toMatch(/unknown host key|host-key/i);
+      for (const setting of ['host_key_checking', 'StrictHostKeyChecking', 'UserKnownHostsFile', '--accept-new-host-keys']) expect(o.stderr, setting).toContain(setting);
+    });
+  }
+
+  it('ansible_connection=docker is refused by name (exit 2)', async () => {
+    const o = await docker;
+    expect(o.code, shown(o)).toBe(2);
+    expect(o.stderr).toContain('ansible_connection');
+    expect(o.stderr).toContain('docker');
+  });
+});
