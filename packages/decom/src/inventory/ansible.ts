@@ -499,7 +499,7 @@ export function mergeHostVars(raw: RawInventory, files: VarsFiles, host: string,
  * Ansible's connection variables. Where Ansible has an older alias, the current
  * name wins if both are set.
  */
-const CONNECTION_VARS: Record<keyof Omit<ConnectionInputs, 'sshArgs'>, string[]> = {
+const CONNECTION_VARS: Record<keyof ConnectionInputs, string[]> = {
   address: ['ansible_host', 'ansible_ssh_host'],
   port: ['ansible_port', 'ansible_ssh_port'],
   user: ['ansible_user', 'ansible_ssh_user'],
@@ -517,12 +517,15 @@ const CONNECTION_VARS: Record<keyof Omit<ConnectionInputs, 'sshArgs'>, string[]>
   hostKeyChecking: ['ansible_host_key_checking', 'ansible_ssh_host_key_checking'],
   pipelining: ['ansible_pipelining', 'ansible_ssh_pipelining'],
   pythonInterpreter: ['ansible_python_interpreter'],
+  controlPath: ['ansible_control_path'],
+  sshArgs: ['ansible_ssh_args'],
+  commonArgs: ['ansible_ssh_common_args'],
+  extraArgs: ['ansible_ssh_extra_args'],
 };
-const SSH_ARGS_VARS = ['ansible_ssh_common_args', 'ansible_ssh_extra_args'];
 
 export function ansibleConnectionInputs(vars: VarSet): ConnectionInputs {
   const isSet = (v: Located | undefined): v is Located => v !== undefined && v.value !== null && v.value !== undefined;
-  const inputs: ConnectionInputs = { sshArgs: SSH_ARGS_VARS.map((n) => vars.get(n)).filter(isSet) };
+  const inputs: ConnectionInputs = {};
   for (const [input, names] of Object.entries(CONNECTION_VARS) as [keyof typeof CONNECTION_VARS, string[]][]) {
     const found = names.map((n) => vars.get(n)).find(isSet);
     if (found) inputs[input] = found;

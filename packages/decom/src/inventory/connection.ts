@@ -34,11 +34,15 @@ export interface ConnectionInputs {
   loginPassword?: Located;
   /** ansible_host_key_checking: never honoured when false. */
   hostKeyChecking?: Located;
-  /** ansible_pipelining, ansible_python_interpreter: named and ignored. */
+  /** ansible_pipelining, ansible_python_interpreter, ansible_control_path: named and ignored. */
   pipelining?: Located;
   pythonInterpreter?: Located;
-  /** ansible_ssh_common_args, then ansible_ssh_extra_args: the first value of a setting wins, as in ssh. */
-  sshArgs: Located[];
+  controlPath?: Located;
+  /** ansible_ssh_args: over ansible.cfg's ssh_args. */
+  sshArgs?: Located;
+  /** ansible_ssh_common_args and ansible_ssh_extra_args, each over ansible.cfg's own (the first value of a setting wins, as in ssh). */
+  commonArgs?: Located;
+  extraArgs?: Located;
 }
 
 /** A warning about what decom does not honour, said once however many hosts it concerns. */
@@ -59,8 +63,11 @@ export interface Reach {
   destination: string;
   /** What the inventory, ansible.cfg and the args turn off or set that decom does not honour. */
   warnings: ReachWarning[];
-  /** Host-key settings the inventory's own words turn off (named there; ssh -G then adds nothing). */
-  hostKeysOffByInventory: boolean;
+  /** The inventory's own words turn StrictHostKeyChecking off / UserKnownHostsFile to /dev/null (named there, not again from ssh -G). */
+  strictOffByInventory: boolean;
+  knownHostsOffByInventory: boolean;
+  /** ansible_connection or a login password decom cannot use: refused when the host is reached, not when another is. */
+  refusal?: string;
   /** Where each option word came from, for warnings about what ssh -G reports. */
   sources: { text: string; label: string }[];
 }
@@ -68,8 +75,9 @@ export interface Reach {
 export const DEFAULT_PORT = 22;
 const DEFAULT_CONNECT_TIMEOUT_SEC = 10;
 
-/** ansible_connection values that go over SSH; `local` runs on this machine; any other is refused. */
+/** ansible_connection values that go over SSH (also as ansible.builtin.*); `local` runs on this machine; any other is refused. */
 const SSH_CONNECTIONS = ['ssh', 'smart', 'paramiko', 'paramiko_ssh'];
+const connectionName = (s: string) => s.trim().replace(/^ansible\.(builtin|legacy)\./, '');
 
 /** The settings ansible.cfg gives a host (see ansible-cfg.ts), below the inventory's own. */
 export interface ConfigInputs {
@@ -106,22 +114,22 @@ export function buildReach(
 ): { target: SshTarget; reach: Reach } {
   const v = new Reader(name);
   const warnings: ReachWarning[] = [];
-  let hostKeysOff = false;
+  let strictOff = false;
+  let knownHostsOff = false;
+  let refusal: string | undefined;
   const warn = (text: string) => warnings.push({ text });
   const at = (loc: Located) => `${loc.field} (${formatWhere(loc.where)})`;
 
-  const connection = v.text(inputs.connection)?.trim();
+  const written = v.text(inputs.connection);
+  const connection = written === undefined ? undefined : connectionName(written);
   if (connection !== undefined && connection !== 'local' && !SSH_CONNECTIONS.includes(connection)) {
-    throw v.error(inputs.connection!, `decom does not speak the ${describeValue(connection)} connection: it reaches hosts over SSH (ssh, smart, paramiko) or runs on this machine (local)`);
+    refusal = v.error(inputs.connection!, `decom does not speak the ${describeValue(written)} connection: it reaches hosts over SSH (ssh, smart, paramiko) or runs on this machine (local)`).message;
   }
   if (inputs.loginPassword && v.text(inputs.loginPassword, { hideValue: true }) !== undefined) {
-    throw v.error(inputs.loginPassword, 'decom does not log in with a password yet: give the host a key (ansible_ssh_private_key_file) or load one into ssh-agent');
+    refusal ??= v.error(inputs.loginPassword, 'decom does not log in with a password yet: give the host a key (ansible_ssh_private_key_file) or load one into ssh-agent').message;
   }
   for (const loc of [inputs.hostKeyChecking, cfg.hostKeyChecking]) {
-    if (loc && v.bool(loc) === false) {
-      warn(`${at(loc)} = ${String(loc.value)} is not honoured: ${HOST_KEYS_ALWAYS_CHECKED}`);
-      hostKeysOff = true;
-    }
+    if (loc && v.bool(loc) === false) warn(`${at(loc)} = ${String(loc.value)} is not honoured: ${HOST_KEYS_ALWAYS_CHECKED}`);
   }
   for (const loc of [inputs.pipelining, cfg.pipelining]) {
     if (loc && v.bool(loc)) warn(`${at(loc)} is ignored: decom sends each phase to a host as one script`);
@@ -129,7 +137,8 @@ export function buildReach(
   if (inputs.pythonInterpreter && inputs.pythonInterpreter.value != null) {
     warn(`${at(inputs.pythonInterpreter)} is ignored: decom runs POSIX sh on the nodes, no Python`);
   }
-  if (cfg.controlPath) warn(`${at(cfg.controlPath)} is ignored: decom keeps one connection per host for the whole run`);
+  const controlPath = inputs.controlPath ?? cfg.controlPath;
+  if (controlPath) warn(`${at(controlPath)} is ignored: decom keeps one connection per host for the whole run`);
 
   const become = v.bool(inputs.become) ?? false;
   const method = v.text(inputs.becomeMethod);
@@ -149,16 +158,17 @@ export function buildReach(
     try {
       parsed = parseSshArgs(text);
     } catch (e) {
-      if (e instanceof SshArgsError) throw v.error(loc, e.message);
+      // A ProxyCommand may carry a password (sshpass -p): then no word of the args is quoted back.
+      if (e instanceof SshArgsError) throw v.error(loc, /proxycommand/i.test(text) ? e.message.replace(/"[^"]*"/g, '(not shown: these args hold a ProxyCommand)') : e.message);
       throw e;
     }
     if (parsed.strictHostKeyChecking === 'no') {
       warn(`StrictHostKeyChecking=no in ${at(loc)} is not honoured: ${HOST_KEYS_ALWAYS_CHECKED}`);
-      hostKeysOff = true;
+      strictOff = true;
     }
     if (parsed.knownHostsOff) {
       warn(`UserKnownHostsFile=/dev/null in ${at(loc)} is not honoured: ${HOST_KEYS_ALWAYS_CHECKED} against ~/.ssh/known_hosts`);
-      hostKeysOff = true;
+      knownHostsOff = true;
     }
     options.push(...splitShellWords(text).map((w) => w.text));
     sources.push({ text, label: at(loc) });
@@ -167,7 +177,7 @@ export function buildReach(
     if (value !== undefined) options.push('-o', `${key}=${quoted ? `"${value.replaceAll('"', '')}"` : value}`);
   };
 
-  addArgs(cfg.sshArgs);
+  addArgs(inputs.sshArgs ?? cfg.sshArgs);
   addOption('Port', optional(v.port(inputs.port) ?? v.port(cfg.remotePort)));
   addOption('IdentityFile', v.path(inputs.privateKeyFile) ?? v.path(cfg.privateKeyFile), true);
   addOption('User', v.word(inputs.user, 'a user name') ?? v.word(cfg.remoteUser, 'a user name'), true);
@@ -177,19 +187,19 @@ export function buildReach(
   const strict = v.strictness(inputs.strictHostKeyChecking);
   if (strict === 'no') {
     warn(`${at(inputs.strictHostKeyChecking!)}: no is not honoured: ${HOST_KEYS_ALWAYS_CHECKED}`);
-    hostKeysOff = true;
+    strictOff = true;
   } else addOption('StrictHostKeyChecking', strict);
   const hops = v.jumps(inputs.proxyJump);
   if (hops) addOption('ProxyJump', hops.length ? hops.join(',') : 'none');
 
-  const commonArgs = inputs.sshArgs.length ? inputs.sshArgs : [cfg.sshCommonArgs, cfg.sshExtraArgs].filter((l): l is Located => !!l);
-  for (const loc of commonArgs) addArgs(loc);
-  // kubespray's defaults send a host through the bastion only when nothing else sets its ssh args.
-  if (bastion && inputs.sshArgs.length === 0 && !cfg.sshCommonArgs) {
+  // kubespray's defaults set ansible_ssh_common_args to go through the bastion: a variable, so over ansible.cfg's, under the host's own.
+  if (inputs.commonArgs) addArgs(inputs.commonArgs);
+  else if (bastion) {
     addOption('ProxyJump', bastion.hop);
     // How the bastion itself is reached is how every host behind it is: what it turns off is named for them too.
     warnings.push(...bastion.warnings.filter((w) => !warnings.some((mine) => mine.text === w.text)));
-  }
+  } else addArgs(cfg.sshCommonArgs);
+  addArgs(inputs.extraArgs ?? cfg.sshExtraArgs);
 
   const destination = v.word(inputs.address, 'a host name or address') ?? addressFromName(name, nameWhere);
   // The target as the inventory alone says it: ssh's first-value-wins over the whole command line.
@@ -212,7 +222,10 @@ export function buildReach(
   if (args.configFile !== undefined) target.sshConfigFile = args.configFile;
   const password = v.text(inputs.becomePassword, { hideValue: true });
   if (password !== undefined) target.becomePassword = password;
-  return { target, reach: { options, destination, warnings, hostKeysOffByInventory: hostKeysOff, sources } };
+  return {
+    target,
+    reach: { options, destination, warnings, strictOffByInventory: strictOff, knownHostsOffByInventory: knownHostsOff, sources, ...(refusal ? { refusal } : {}) },
+  };
 }
 
 const optional = (n: number | undefined) => (n === undefined ? undefined : String(n));

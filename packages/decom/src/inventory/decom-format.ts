@@ -85,7 +85,7 @@ const KNOWN_FIELDS = {
   host: Object.keys(hostSchema.shape),
 };
 
-type SettingInput = keyof Omit<ConnectionInputs, 'sshArgs'>;
+type SettingInput = keyof ConnectionInputs;
 
 /** decom field -> SshTarget input. */
 const CONNECTION_FIELDS: Record<keyof typeof connectionShape | 'address', SettingInput> = {
@@ -117,7 +117,7 @@ export function readDecomInventory(y: YamlFile, defaultUser: () => string): Inve
   };
   for (const [name, entry] of Object.entries(file.hosts)) {
     const settings = entry ?? {};
-    const inputs: ConnectionInputs = { sshArgs: [] };
+    const inputs: ConnectionInputs = {};
     for (const [field, input] of Object.entries(CONNECTION_FIELDS) as [keyof typeof CONNECTION_FIELDS, SettingInput][]) {
       const own = field in settings ? locate(y, ['hosts', name, field], 'host') : undefined;
       const inherited = field !== 'address' && file.defaults && field in file.defaults ? locate(y, ['defaults', field], 'group') : undefined;

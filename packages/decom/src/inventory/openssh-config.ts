@@ -3,9 +3,9 @@
  * `ssh -G`, and the SshTarget made of what it prints (hostname, port, user, keys, jump
  * hosts, ProxyCommand, known_hosts files, timeouts), with what decom does not honour named.
  */
+import { spawn } from 'node:child_process';
 import { homedir, hostname, userInfo } from 'node:os';
 import { inputError } from '../util/errors.js';
-import { run } from '../util/run.js';
 import { HOST_KEYS_ALWAYS_CHECKED, type Reach, type ReachWarning } from './connection.js';
 import type { SshTarget } from '../transport/types.js';
 
@@ -19,7 +19,7 @@ const SSH_G_TIMEOUT_MS = 15_000;
 export async function sshDashG(options: string[], destination: string, ssh = 'ssh'): Promise<SshConfigValues | undefined> {
   let r;
   try {
-    r = await run(ssh, ['-G', ...options, destination], { timeoutMs: SSH_G_TIMEOUT_MS });
+    r = await runBounded(ssh, ['-G', ...options, destination], SSH_G_TIMEOUT_MS);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw e;
@@ -29,6 +29,31 @@ export async function sshDashG(options: string[], destination: string, ssh = 'ss
     throw new Error(r.code === null ? `ssh -G did not finish within ${SSH_G_TIMEOUT_MS / 1000}s (a Match exec that hangs?)` : why || `ssh -G exited ${r.code}`);
   }
   return parseSshG(r.stdout);
+}
+
+/**
+ * A program in a process group of its own, killed whole at the deadline: a Match exec
+ * command ssh started keeps its pipes open after ssh itself is gone. `code` null: timed out.
+ */
+function runBounded(file: string, args: string[], timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let stdout = '';
+    let stderr = '';
+    let timedOut = false;
+    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    const timer = setTimeout(() => {
+      timedOut = true;
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }, timeoutMs);
+    child.on('error', (e) => (clearTimeout(timer), reject(e)));
+    child.on('close', (code) => (clearTimeout(timer), resolve({ code: timedOut ? null : code, stdout, stderr })));
+  });
 }
 
 export function parseSshG(text: string): SshConfigValues {
@@ -74,6 +99,19 @@ function safeUser(): string {
 }
 
 const first = (v: SshConfigValues, key: string): string | undefined => v.get(key)?.[0];
+
+/** `none` is how ssh -G prints UserKnownHostsFile=none: no file, as /dev/null. */
+const noFile = (f: string) => f === '/dev/null' || f.toLowerCase() === 'none';
+
+/** A ProxyJump hop as ssh -G computes it: user@host:port, and the known_hosts files its key is checked against. */
+export function jumpHop(v: SshConfigValues): { spec: string; files: string[] } | undefined {
+  const host = first(v, 'hostname');
+  const user = first(v, 'user');
+  const port = first(v, 'port');
+  if (!host || !user || !port) return undefined;
+  const files = [first(v, 'userknownhostsfile'), first(v, 'globalknownhostsfile')].flatMap((l) => (l ?? '').split(/\s+/)).filter((f) => f && !noFile(f));
+  return { spec: `${user}@${host.includes(':') ? `[${host}]` : host}:${port}`, files };
+}
 
 /** Settings decom ignores, when ssh -G reports them other than off. */
 const IGNORED: [key: string, off: string[], name: string, why: string][] = [
@@ -122,18 +160,19 @@ export function targetFromSshConfig(inventoryTarget: SshTarget, reach: Reach, v:
   const tokens = { host: address, port, user, destination: reach.destination };
 
   const strict = (first(v, 'stricthostkeychecking') ?? 'ask').toLowerCase();
-  if ((strict === 'false' || strict === 'no' || strict === 'off') && !reach.hostKeysOffByInventory) {
+  if ((strict === 'false' || strict === 'no' || strict === 'off') && !reach.strictOffByInventory) {
     warnings.push({ text: `StrictHostKeyChecking no in ${sourceOf(reach, 'StrictHostKeyChecking')} is not honoured: ${HOST_KEYS_ALWAYS_CHECKED}` });
   }
+  const off = noFile;
   const userFiles = (first(v, 'userknownhostsfile') ?? '').split(/\s+/).filter(Boolean);
-  let knownHosts = userFiles.filter((f) => f !== '/dev/null');
-  if (userFiles.includes('/dev/null')) {
-    if (!reach.hostKeysOffByInventory) {
-      warnings.push({ text: `UserKnownHostsFile /dev/null in ${sourceOf(reach, 'UserKnownHostsFile')} is not honoured: ${HOST_KEYS_ALWAYS_CHECKED} against ~/.ssh/known_hosts` });
+  let knownHosts = userFiles.filter((f) => !off(f));
+  if (userFiles.some(off)) {
+    if (!reach.knownHostsOffByInventory) {
+      warnings.push({ text: `UserKnownHostsFile ${userFiles.join(' ')} in ${sourceOf(reach, 'UserKnownHostsFile')} is not honoured: ${HOST_KEYS_ALWAYS_CHECKED} against ~/.ssh/known_hosts` });
     }
     if (knownHosts.length === 0) knownHosts = [`${homedir()}/.ssh/known_hosts`, `${homedir()}/.ssh/known_hosts2`];
   }
-  const globalFiles = (first(v, 'globalknownhostsfile') ?? '').split(/\s+/).filter((f) => f && f !== '/dev/null');
+  const globalFiles = (first(v, 'globalknownhostsfile') ?? '').split(/\s+/).filter((f) => f && !off(f));
 
   const jump = first(v, 'proxyjump');
   const command = first(v, 'proxycommand');

@@ -83,13 +83,20 @@ const CASES: Record<string, () => Promise<void>> = {
     const { hosts } = await reach(ini('node1 ansible_ssh_timeout=7\nnode2 ansible_timeout=8\nnode3'));
     expect([1, 2, 3].map((i) => hosts.get(`node${i}`)!.connectTimeoutSec)).toEqual([7, 8, 10]);
   },
+  '`ansible_ssh_args`': async () => {
+    const cfg = { 'ansible.cfg': '[ssh_connection]\nssh_args = -o User=from-cfg\n' };
+    const { hosts } = await reach(ini(`node1 'ansible_ssh_args=-o User=from-var' ansible_user=own`, cfg));
+    expect(hosts.get('node1')!.user).toBe('from-var');
+  },
   '`ansible_ssh_common_args`, `ansible_ssh_extra_args`': async () => {
     // Ansible's order: the port variable before the args, so it wins; the common args before the extra args.
     const { hosts } = await reach(ini(`node1 ansible_port=2201 'ansible_ssh_common_args=-p 2999 -o User=first' 'ansible_ssh_extra_args=-o User=second -o HostKeyAlias=n1'`));
     expect(hosts.get('node1')).toMatchObject({ port: 2201, user: 'first', hostKeyAlias: 'n1' });
   },
-  '`ansible_connection` `ssh`, `smart`, `paramiko`': async () => {
-    const { hosts } = await reach(ini('node1 ansible_connection=ssh ansible_host=198.51.100.1\nnode2 ansible_connection=smart\nnode3 ansible_connection=paramiko'));
+  '`ansible_connection` `ssh`, `smart`, `paramiko` (and as `ansible.builtin.*`)': async () => {
+    const { hosts } = await reach(
+      ini('node1 ansible_connection=ssh ansible_host=198.51.100.1\nnode2 ansible_connection=smart\nnode3 ansible_connection=paramiko\nnode4 ansible_connection=ansible.builtin.ssh'),
+    );
     for (const h of hosts.values()) expect(h.connection).toBeUndefined();
     expect(hosts.get('node1')!.address).toBe('198.51.100.1');
   },
@@ -103,6 +110,9 @@ const CASES: Record<string, () => Promise<void>> = {
     for (const other of ['docker', 'kubectl', 'winrm', 'community.general.lxd']) {
       expect(await refusal(ini(`node1 ansible_connection=${other}`))).toMatch(new RegExp(`hosts\\.ini:2:\\d+: .*ansible_connection.*"${other.replaceAll('.', '\\.')}"`));
     }
+    // Refused when that host is reached, not when another one of the inventory is.
+    const { hosts } = await reach(ini('node1\nwin1 ansible_connection=winrm'), 'node1');
+    expect([...hosts.keys()]).toEqual(['node1']);
   },
   '`ansible_become`, `ansible_become_user`, `ansible_become_password`': async () => {
     const { hosts } = await reach(ini('node1 ansible_become=true ansible_become_user=admin ansible_become_password=pw1'));
@@ -160,13 +170,17 @@ const CASES: Record<string, () => Promise<void>> = {
   },
   '`ssh_common_args`, `ssh_extra_args` (`ansible.cfg`)': async () => {
     const cfg = { 'ansible.cfg': '[ssh_connection]\nssh_common_args = -o HostKeyAlias=from-cfg\nssh_extra_args = -o ServerAliveInterval=9\n' };
-    const { hosts } = await reach(ini(`node1\nnode2 'ansible_ssh_common_args=-o HostKeyAlias=own'`, cfg));
+    const { hosts } = await reach(ini(`node1\nnode2 'ansible_ssh_common_args=-o HostKeyAlias=own'\nnode3 'ansible_ssh_extra_args=-o ServerAliveInterval=3'`, cfg));
     expect(hosts.get('node1')).toMatchObject({ hostKeyAlias: 'from-cfg', serverAliveIntervalSec: 9 });
-    expect(hosts.get('node2')!.hostKeyAlias).toBe('own');
+    // Each setting on its own: the host's common args over ansible.cfg's, ansible.cfg's extra args kept, and the reverse.
+    expect(hosts.get('node2')).toMatchObject({ hostKeyAlias: 'own', serverAliveIntervalSec: 9 });
+    expect(hosts.get('node3')).toMatchObject({ hostKeyAlias: 'from-cfg', serverAliveIntervalSec: 3 });
   },
-  '`control_path` (`ansible.cfg`)': async () => {
+  '`control_path` (`ansible.cfg`), `ansible_control_path`': async () => {
     const { warnings } = await reach(ini('node1', { 'ansible.cfg': '[ssh_connection]\ncontrol_path = %(directory)s/%%h-%%r\n' }));
     expect(warnings).toEqual([expect.stringMatching(/\[ssh_connection\] control_path .* is ignored: decom keeps one connection per host/)]);
+    const own = await reach(ini('node1 ansible_control_path=/tmp/cp'));
+    expect(own.warnings).toEqual([expect.stringMatching(/ansible_control_path .* is ignored/)]);
   },
   'a host named `bastion`': async () => {
     const { hosts, warnings } = await reach({
@@ -175,13 +189,15 @@ const CASES: Record<string, () => Promise<void>> = {
     bastion: {ansible_host: 203.0.113.10, ansible_user: jump, ansible_port: 2022, ansible_ssh_common_args: -o StrictHostKeyChecking=no}
     node1: {ansible_host: 10.0.0.1, ansible_ssh_private_key_file: DIR/node_key}
     node2: {ansible_host: 10.0.0.2, ansible_ssh_common_args: -o ProxyJump=none}
+    node3: {ansible_host: 10.0.0.3, ansible_ssh_extra_args: -o ServerAliveInterval=5}
 `,
     });
-    expect(hosts.get('node1')).toMatchObject({ address: '10.0.0.1', proxyJump: ['jump@[203.0.113.10]:2022'] /* as ssh -G writes one hop */, privateKeyFile: expect.stringMatching(/node_key$/) });
+    expect(hosts.get('node1')).toMatchObject({ address: '10.0.0.1', proxyJump: ['jump@203.0.113.10:2022'], privateKeyFile: expect.stringMatching(/node_key$/) });
     expect(hosts.get('bastion')!.proxyJump).toEqual([]);
-    expect(hosts.get('node2')!.proxyJump).toEqual([]); // its own args: kubespray's default does not apply
+    expect(hosts.get('node2')!.proxyJump).toEqual([]); // its own common args: kubespray's default does not apply
+    expect(hosts.get('node3')!.proxyJump).toEqual(['jump@203.0.113.10:2022']); // extra args leave it
     // The bastion's own StrictHostKeyChecking=no: named once, for it and the hosts reached through it; its key is checked.
-    expect(warnings).toEqual([expect.stringMatching(/^decom: warning \(bastion, node1\): StrictHostKeyChecking=no in all\.hosts\.bastion\.ansible_ssh_common_args .* is not honoured/)]);
+    expect(warnings).toEqual([expect.stringMatching(/^decom: warning \(bastion, node1, node3\): StrictHostKeyChecking=no in all\.hosts\.bastion\.ansible_ssh_common_args .* is not honoured/)]);
   },
   '`HostName`, `Port`, `User`': async () => {
     const { hosts } = await reach(withConfig('Host node1\n  HostName 198.51.100.9\n  Port 2022\n  User cfg\n'));
@@ -195,9 +211,15 @@ const CASES: Record<string, () => Promise<void>> = {
     expect(defaults.hosts.get('node1')!.identitiesOnly).toBe(false);
   },
   '`ProxyJump` (`-J`)': async () => {
-    const { hosts } = await reach(ini(`node1 'ansible_ssh_common_args=-J a@jump1:2200,jump2'\nnode2 'ansible_ssh_common_args=-F DIR/ssh_config'`, { ssh_config: 'Host node2\n  ProxyJump j3\n' }));
-    expect(hosts.get('node1')!.proxyJump).toEqual(['a@jump1:2200', 'jump2']);
-    expect(hosts.get('node2')!.proxyJump).toEqual(['j3']);
+    const { hosts } = await reach(
+      ini(`node1 'ansible_ssh_common_args=-J a@jump1:2200,jump2'\nnode2 'ansible_ssh_common_args=-F DIR/ssh_config'`, {
+        ssh_config: 'Host node2\n  ProxyJump j3\nHost j3\n  HostName 203.0.113.3\n  User hopper\n  Port 2203\n  UserKnownHostsFile DIR/hop_known\n',
+      }),
+    );
+    const me = userInfo().username;
+    // Each hop as ssh reaches it: its own user (not the node's), port and known_hosts files.
+    expect(hosts.get('node1')!.proxyJump).toEqual(['a@jump1:2200', `${me}@jump2:22`]);
+    expect(hosts.get('node2')).toMatchObject({ proxyJump: ['hopper@203.0.113.3:2203'], jumpKnownHostsFiles: [[join(TMP, `case${n}`, 'hop_known'), '/etc/ssh/ssh_known_hosts', '/etc/ssh/ssh_known_hosts2']] });
   },
   '`ProxyCommand`': async () => {
     const { hosts, warnings } = await reach(ini(`node1 'ansible_ssh_common_args=-o ProxyCommand="nc -q0 %h %p"'`));
@@ -248,10 +270,14 @@ const CASES: Record<string, () => Promise<void>> = {
     expect(decom.warnings).toEqual([expect.stringMatching(/^decom: warning \(every host\): defaults\.strictHostKeyChecking \(.*hosts\.yaml:2:\d+\): no is not honoured/)]);
     expect(decom.hosts.get('node1')!.strictHostKeyChecking).toBe('yes');
   },
-  '`UserKnownHostsFile /dev/null`': async () => {
+  '`UserKnownHostsFile /dev/null` (or `none`)': async () => {
     const { hosts, warnings } = await reach(ini(`node1 'ansible_ssh_extra_args=-o UserKnownHostsFile=/dev/null'`));
     expect(warnings).toEqual([expect.stringMatching(/UserKnownHostsFile=\/dev\/null in \S*ansible_ssh_extra_args .* is not honoured/)]);
     expect(hosts.get('node1')!.knownHostsFile).toBe(join(HOME, '.ssh/known_hosts'));
+    // In the OpenSSH config, named there even when ansible.cfg turns host_key_checking off too.
+    const none = await reach({ ...withConfig('Host node1\n  UserKnownHostsFile none\n'), 'ansible.cfg': '[defaults]\nhost_key_checking = False\n' });
+    expect(none.hosts.get('node1')).toMatchObject({ knownHostsFile: join(HOME, '.ssh/known_hosts'), moreKnownHostsFiles: expect.arrayContaining([join(HOME, '.ssh/known_hosts2')]) });
+    expect(none.warnings).toEqual([expect.stringMatching(/host_key_checking/), expect.stringMatching(/UserKnownHostsFile none in the OpenSSH config \(ssh -G\) is not honoured/)]);
   },
   'a ProxyCommand whose own `ssh` turns host keys off': async () => {
     // kubespray's bastion ProxyCommand, as copied into group_vars.

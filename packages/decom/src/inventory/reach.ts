@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { inputError, UserError } from '../util/errors.js';
 import { pool } from '../util/pool.js';
 import type { ReachWarning } from './connection.js';
-import { sshDashG, targetFromSshConfig } from './openssh-config.js';
+import { jumpHop, sshDashG, targetFromSshConfig } from './openssh-config.js';
+import type { SshTarget } from '../transport/types.js';
 import type { Host } from './types.js';
 
 /** ssh -G runs at once for this many hosts: each is a short process of its own. */
@@ -33,6 +34,7 @@ export async function reachHosts(hosts: Host[], opts: ReachOptions = {}): Promis
   let noSsh = false;
   const reached = await pool(hosts, SSH_G_AT_ONCE, async (h) => {
     const reach = h.reach;
+    if (reach?.refusal) throw inputError(reach.refusal);
     if (!reach || h.connection === 'local') return h;
     for (const w of reach.warnings) note(w, h.name);
     if (noSsh) return h;
@@ -49,7 +51,7 @@ export async function reachHosts(hosts: Host[], opts: ReachOptions = {}): Promis
     try {
       const { target, warnings } = targetFromSshConfig(h, reach, values);
       for (const w of warnings) note(w, h.name);
-      return { ...h, ...target };
+      return { ...h, ...(await withJumpHosts(target, opts.ssh)) };
     } catch (e) {
       if (e instanceof UserError) throw e;
       throw inputError(`${h.name}: cannot use what ssh -G says: ${(e as Error).message}`);
@@ -65,6 +67,34 @@ export async function reachHosts(hosts: Host[], opts: ReachOptions = {}): Promis
     warn(`decom: warning${who}: ${text}`);
   }
   return reached;
+}
+
+/**
+ * Each ProxyJump hop as ssh reaches it: ssh runs one ssh per hop, with the -F file given
+ * (not the other options) and the hop's own config (HostName, User, Port, its known_hosts).
+ */
+async function withJumpHosts<T extends SshTarget>(target: T, ssh: string | undefined): Promise<T> {
+  if (!target.proxyJump.length) return target;
+  const hops = await Promise.all(
+    target.proxyJump.map(async (spec) => {
+      const m = /^(?:(.*)@)?(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(spec);
+      if (!m) return { spec, files: undefined };
+      const [, user, host, port] = m;
+      const args = [...(target.sshConfigFile ? ['-F', target.sshConfigFile] : []), ...(user ? ['-l', user] : []), ...(port ? ['-p', port] : [])];
+      let v;
+      try {
+        v = await sshDashG(args, host!.replace(/^\[|\]$/g, ''), ssh);
+      } catch (e) {
+        throw inputError(`${target.name}: ssh -G ${host} (the OpenSSH config for its jump host) failed: ${(e as Error).message}`);
+      }
+      if (!v) return { spec, files: undefined };
+      const hop = jumpHop(v);
+      return hop ?? { spec, files: undefined };
+    }),
+  );
+  const resolved: T = { ...target, proxyJump: hops.map((h) => h.spec) };
+  if (hops.every((h) => h.files?.length)) resolved.jumpKnownHostsFiles = hops.map((h) => h.files!);
+  return resolved;
 }
 
 /** The OpenSSH config files ssh would read for these hosts: the -F files, else the user's and the system's. */

@@ -35,7 +35,8 @@ export async function connector<T extends SshTarget>(hosts: T[], flags: ConnectF
       // A socket dialed early serves the host's first connection only: a later one (a fix after its audit, past the pool's bound) dials anew.
       const early = dialed.get(h.name);
       dialed.delete(h.name);
-      return connectSsh(flags.knownHosts ? { ...h, knownHostsFile: flags.knownHosts } : h, {
+      // --known-hosts: that file alone, for every hop.
+      return connectSsh(flags.knownHosts ? { ...h, knownHostsFile: flags.knownHosts, moreKnownHostsFiles: [], jumpKnownHostsFiles: [] } : h, {
         acceptNewHostKeys: flags.acceptNewHostKeys,
         ...(flags.maxOutputMiB ? { maxOutputMiB: flags.maxOutputMiB } : {}),
         ...(early ? { dialed: early } : {}),

@@ -98,6 +98,8 @@ async function connectSshNow(target: SshTarget, opts: ConnectOptions): Promise<T
         proxy = proxyCommandStream(expandProxyCommand(target.proxyCommand, tokens, target.name));
         sock = proxy.sock;
       }
+      // A jump host's key is checked against its own known_hosts files, as ssh's own ssh for that hop checks it.
+      const jumpFiles = hop.isJump ? target.jumpKnownHostsFiles?.[i] : undefined;
       const client = await openHop({
         name: target.name,
         hop,
@@ -105,7 +107,7 @@ async function connectSshNow(target: SshTarget, opts: ConnectOptions): Promise<T
         ...(sock ? { sock } : {}),
         ...(opts.dialed && i === hops.length - 1 ? { dialed: opts.dialed } : {}),
         creds,
-        hostKeys,
+        hostKeys: jumpFiles?.length ? { file: expandHome(jumpFiles[0]!), more: jumpFiles.slice(1).map(expandHome), mode: hostKeys.mode } : hostKeys,
         timeoutSec: target.connectTimeoutSec,
         ...(keepalive ? { keepalive } : {}),
       });

@@ -74,6 +74,8 @@ export interface SshTarget {
   strictHostKeyChecking: 'yes' | 'accept-new';
   /** Jump hosts, in order, as OpenSSH's ProxyJump: [user@]host[:port]. */
   proxyJump: string[];
+  /** Per jump host, the known_hosts files its key is checked against (ssh -G's for that hop; else the node's). */
+  jumpKnownHostsFiles?: string[][];
   /** OpenSSH's ProxyCommand, its %h %p %r %n tokens unexpanded: run on this machine, SSH spoken over its stdio. */
   proxyCommand?: string;
   /** The destination as the inventory names it (ProxyCommand's %n). */
