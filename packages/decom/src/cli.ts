@@ -5,6 +5,9 @@ import { exitOnError } from './util/errors.js';
 import { EXIT } from './util/exit-codes.js';
 import { VERSION } from './util/version.js';
 
+/** A flag given more than once: each value, in order. */
+const collect = (value: string, previous: string[]): string[] => [...previous, value];
+
 // Subcommands are imported lazily: `decom --help` must not pay for what it does not run.
 const program = new Command('decom')
   .description('Take Kubernetes nodes out of service and leave them provably clean, over SSH.')
@@ -25,6 +28,9 @@ program
   .addOption(new Option('--connection <how>', 'ssh to each host, or run the probe on this machine').choices(['ssh', 'local'] as const).default('ssh' as const))
   .option('--known-hosts <file>', 'known_hosts file to check host keys against (instead of the inventory\'s or ~/.ssh/known_hosts)')
   .option('--accept-new-host-keys', 'record the key of a host seen for the first time (a changed key is always refused)', false)
+  .option('--vault-password-file <file>', 'a vault password: a file, or an executable that prints it (again for more vault IDs)', collect, [] as string[])
+  .option('--vault-id <[label@]source>', 'a vault password by vault ID: a file, an executable, or "prompt" (again for more)', collect, [] as string[])
+  .option('--ask-vault-pass', 'ask for the vault password on the terminal', false)
   .option('--kubeconfig <file>', "also report a Node object still registered (default: the inventory's decom_kubeconfig, $KUBECONFIG, ~/.kube/config)")
   .option('--context <name>', 'the kubeconfig context to use')
   .option('--details', 'text output: one line per finding, with its detail (default: per kind, the count and the first subjects)', false)
@@ -67,6 +73,9 @@ program
   .addOption(new Option('--connection <how>', 'ssh to each host, or run on this machine (only on the node itself)').choices(['ssh', 'local'] as const).default('ssh' as const))
   .option('--known-hosts <file>', "known_hosts file to check host keys against (instead of the inventory's or ~/.ssh/known_hosts)")
   .option('--accept-new-host-keys', 'record the key of a host seen for the first time (a changed key is always refused)', false)
+  .option('--vault-password-file <file>', 'a vault password: a file, or an executable that prints it (again for more vault IDs)', collect, [] as string[])
+  .option('--vault-id <[label@]source>', 'a vault password by vault ID: a file, an executable, or "prompt" (again for more)', collect, [] as string[])
+  .option('--ask-vault-pass', 'ask for the vault password on the terminal', false)
   .option('--kubeconfig <file>', "the cluster's API (default: the inventory's decom_kubeconfig, $KUBECONFIG, ~/.kube/config, the pod's service account); with --playbook reset: say whether the Node is still registered")
   .option('--context <name>', 'the kubeconfig context to use')
   .option('--drain-timeout <duration>', 'how long evictions are retried and pods and volumes waited for: 300, 90s, 5m', '300s')
@@ -107,6 +116,9 @@ program
   .addOption(new Option('--connection <how>', 'ssh to each host, or probe this machine (a DaemonSet pod with the host mounted)').choices(['ssh', 'local'] as const).default('ssh' as const))
   .option('--known-hosts <file>', "known_hosts file to check host keys against (instead of the inventory's or ~/.ssh/known_hosts)")
   .option('--accept-new-host-keys', 'record the key of a host seen for the first time (a changed key is always refused)', false)
+  .option('--vault-password-file <file>', 'a vault password: a file, or an executable that prints it (again for more vault IDs)', collect, [] as string[])
+  .option('--vault-id <[label@]source>', 'a vault password by vault ID: a file, an executable, or "prompt" (again for more)', collect, [] as string[])
+  .option('--ask-vault-pass', 'ask for the vault password on the terminal', false)
   .option('--kubeconfig <file>', "the cluster's API (default: the inventory's decom_kubeconfig, $KUBECONFIG, ~/.kube/config, the pod's service account)")
   .option('--context <name>', 'the kubeconfig context to use')
   .option('--no-api', 'do not ask the API: node-side kinds only (the report says which kinds were not checked)')

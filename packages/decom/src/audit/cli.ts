@@ -5,7 +5,7 @@
  * it while the hosts fit in the pool's bound (--forks).
  */
 import { writeFileSync } from 'node:fs';
-import { etcdGroupOf, loadInventory, reachHosts, resolveTargets, type Host } from '../inventory/index.js';
+import { etcdGroupOf, loadInventory, vaultSourcesOf, reachHosts, resolveTargets, type Host } from '../inventory/index.js';
 import { connector, maxOutputOf } from '../transport/connector.js';
 import type { Transport } from '../transport/types.js';
 import { apiSource, kubeClients } from '../cluster/kubeconfig.js';
@@ -36,6 +36,9 @@ export interface AuditFlags {
   connection: 'ssh' | 'local';
   knownHosts?: string;
   acceptNewHostKeys: boolean;
+  vaultPasswordFile: string[];
+  vaultId: string[];
+  askVaultPass: boolean;
   kubeconfig?: string;
   context?: string;
   api: boolean;
@@ -76,7 +79,7 @@ export async function auditCommand(inventoryFile: string, targets: string[], fla
   const listen = flags.listen !== undefined ? listenAddress(flags.listen) : undefined;
   if (flags.printSystemdTimer) {
     if (fixing || every) throw inputError('--print-systemd-timer schedules the read-only audit: drop --fix, --force-finalize, --listen and --every');
-    await loadInventory(inventoryFile); // a timer for an inventory that does not load would fail every hour
+    await loadInventory(inventoryFile, { vault: vaultSourcesOf(flags) }); // a timer for an inventory that does not load would fail every hour
     const args = process.argv.slice(process.argv.indexOf('audit') + 2);
     process.stdout.write(systemdUnits(inventoryFile, args, flags.onCalendar));
     return EXIT.clean;
@@ -86,7 +89,7 @@ export async function auditCommand(inventoryFile: string, targets: string[], fla
   const maxOutputMiB = maxOutputOf(flags.maxOutput);
   if (!fixing && (flags.waitLock !== undefined || flags.stateDir !== undefined)) throw inputError('--wait-lock and --state-dir go with --fix or --force-finalize');
   const waitLockSec = flags.waitLock !== undefined ? duration('--wait-lock', flags.waitLock, 0) : undefined;
-  const inventory = await loadInventory(inventoryFile);
+  const inventory = await loadInventory(inventoryFile, { vault: vaultSourcesOf(flags) });
   const all = [...inventory.hosts.values()];
   let hosts = resolveTargets(inventory, targets.length ? targets : ['all'], flags.limit);
   const shard = flags.shard ? shardOf(hosts, flags.shard) : undefined;

@@ -22,6 +22,8 @@ export interface AnsibleConfig {
   sshExtraArgs?: Located;
   pipelining?: Located;
   controlPath?: Located;
+  vaultPasswordFile?: Located;
+  vaultIdentityList?: Located;
 }
 
 type Setting = Exclude<keyof AnsibleConfig, 'file'>;
@@ -42,6 +44,8 @@ const SOURCES: Record<Setting, { ini: [section: string, key: string][]; env: str
   sshExtraArgs: { ini: [['ssh_connection', 'ssh_extra_args']], env: ['ANSIBLE_SSH_EXTRA_ARGS'] },
   pipelining: { ini: [['connection', 'pipelining'], ['ssh_connection', 'pipelining']], env: ['ANSIBLE_PIPELINING', 'ANSIBLE_SSH_PIPELINING'] },
   controlPath: { ini: [['ssh_connection', 'control_path']], env: ['ANSIBLE_SSH_CONTROL_PATH'] },
+  vaultPasswordFile: { ini: [['defaults', 'vault_password_file']], env: ['ANSIBLE_VAULT_PASSWORD_FILE'] },
+  vaultIdentityList: { ini: [['defaults', 'vault_identity_list']], env: ['ANSIBLE_VAULT_IDENTITY_LIST'] },
 };
 
 /**

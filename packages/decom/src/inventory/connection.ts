@@ -8,6 +8,7 @@ import type { SshTarget } from '../transport/types.js';
 import { inputError } from '../util/errors.js';
 import { expandHome } from '../util/paths.js';
 import { describeValue, fieldError, formatWhere, type Located, type Where } from './where.js';
+import { decryptVault, VaultError, type VaultSecret } from './vault.js';
 import { VaultEncrypted } from './yaml-source.js';
 
 /**
@@ -111,8 +112,9 @@ export function buildReach(
   defaultUser: () => string,
   cfg: ConfigInputs = {},
   bastion?: { hop: string; warnings: ReachWarning[] },
+  vault: VaultSecret[] = [],
 ): { target: SshTarget; reach: Reach } {
-  const v = new Reader(name);
+  const v = new Reader(name, vault);
   const warnings: ReachWarning[] = [];
   let strictOff = false;
   let knownHostsOff = false;
@@ -246,7 +248,10 @@ const FALSE_WORDS = ['n', 'no', 'off', '0', 'false', 'f'];
 
 /** Checks and converts values for one host; every error names file:line:col and the field. */
 class Reader {
-  constructor(private readonly host: string) {}
+  constructor(
+    private readonly host: string,
+    private readonly vault: VaultSecret[] = [],
+  ) {}
 
   error(loc: Located, problem: string) {
     const label = loc.scope === 'host' ? loc.field : `${loc.field} (host ${this.host})`;
@@ -257,7 +262,7 @@ class Reader {
   text(loc: Located | undefined, opts: { hideValue?: boolean } = {}): string | undefined {
     if (!loc || loc.value === null || loc.value === undefined) return undefined;
     const value = loc.value;
-    if (value instanceof VaultEncrypted) throw this.error(loc, 'is encrypted with ansible-vault, which decom cannot decrypt');
+    if (value instanceof VaultEncrypted) return this.opened(loc, value);
     if (typeof value === 'number') return String(value);
     if (typeof value !== 'string') {
       const got = typeof value === 'object' || !opts.hideValue ? `, got ${describeValue(value)}` : '';
@@ -268,6 +273,16 @@ class Reader {
       throw this.error(loc, `is a Jinja template, which decom does not evaluate; write the value itself${got}`);
     }
     return value;
+  }
+
+  /** A !vault value, decrypted with the vault passwords given; without them, or with wrong ones, one line naming it. */
+  private opened(loc: Located, value: VaultEncrypted): string {
+    try {
+      return decryptVault(value.envelope, this.vault);
+    } catch (e) {
+      if (e instanceof VaultError) throw this.error(loc, e.message);
+      throw e;
+    }
   }
 
   word(loc: Located | undefined, what: string): string | undefined {
@@ -301,7 +316,7 @@ class Reader {
   /** Ansible's booleans: true/false, yes/no, on/off, 1/0, y/n, t/f, any case. */
   bool(loc: Located | undefined): boolean | undefined {
     if (!loc || loc.value === null || loc.value === undefined) return undefined;
-    const value = loc.value;
+    const value = loc.value instanceof VaultEncrypted ? this.opened(loc, loc.value) : loc.value;
     if (typeof value === 'boolean') return value;
     const word = typeof value === 'number' || typeof value === 'string' ? String(value).trim().toLowerCase() : undefined;
     if (word !== undefined && TRUE_WORDS.includes(word)) return true;
@@ -332,7 +347,7 @@ class Reader {
 
   private wholeNumber(loc: Located | undefined): number | undefined {
     if (!loc || loc.value === null || loc.value === undefined) return undefined;
-    const value = loc.value;
+    const value = loc.value instanceof VaultEncrypted ? this.opened(loc, loc.value) : loc.value;
     if (typeof value === 'number' && Number.isInteger(value)) return value;
     if (typeof value === 'string' && /^\s*[0-9]+\s*$/.test(value)) return Number(value);
     return NaN;

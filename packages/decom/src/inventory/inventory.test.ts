@@ -616,10 +616,11 @@ describe('errors name the file, line, column and field', () => {
     const noName = inventoryFile('hosts.ini', '[kube_node]\n  ansible_host=10.0.0.1\n');
     expect(await loadError(noName)).toBe(`${noName}:2:3: [kube_node]: a host line starts with the host name, then key=value variables`);
     const vaultFile = inventoryFile('hosts.yaml', 'all: {hosts: {node1: }}\n', { 'group_vars/all/vault.yml': '$ANSIBLE_VAULT;1.1;AES256\n6162\n' });
-    expect(await loadError(vaultFile)).toBe(`${join(dirname(vaultFile), 'group_vars/all/vault.yml')}: encrypted with ansible-vault, which decom cannot decrypt`);
+    const noPassword = 'is encrypted with ansible-vault and no vault password was given (--vault-password-file, --vault-id, --ask-vault-pass)';
+    expect(await loadError(vaultFile)).toBe(`${join(dirname(vaultFile), 'group_vars/all/vault.yml')}: ${noPassword}`);
     const vaultValue = inventoryFile('hosts.yaml', 'all:\n  vars:\n    ansible_become_password: !vault |\n      $ANSIBLE_VAULT;1.1;AES256\n      6162\n  hosts: {node1: }\n');
     expect(await loadError(vaultValue)).toBe(
-      `${vaultValue}:3:37: all.vars.ansible_become_password (host node1): is encrypted with ansible-vault, which decom cannot decrypt`,
+      `${vaultValue}:3:37: all.vars.ansible_become_password (host node1): ${noPassword}`,
     );
   });
 });

@@ -18,6 +18,7 @@ import {
   type VarsFiles,
 } from './ansible.js';
 import { readAnsibleConfig } from './ansible-cfg.js';
+import { decryptVault, isVaulted, VaultError, vaultSecrets, type VaultSecret, type VaultSources } from './vault.js';
 import { buildReach, DEFAULT_PORT, type Reach } from './connection.js';
 import { DECOM_API_VERSION, type Host, type Inventory } from './types.js';
 import { describeValue, fieldError, type Located, type VarSet } from './where.js';
@@ -26,6 +27,8 @@ import { parseYaml, varsFromMap, whereOf, type YamlFile } from './yaml-source.js
 export interface LoadOptions {
   /** Login user for hosts that set none (default: the user running decom). */
   defaultUser?: string;
+  /** Where the vault passwords come from (the flags): whole encrypted vars files and !vault values are opened with them. */
+  vault?: VaultSources;
 }
 
 /**
@@ -50,14 +53,15 @@ async function load(path: string, opts: LoadOptions): Promise<Inventory> {
   let user: string | undefined;
   const defaultUser = () => (user ??= opts.defaultUser ?? currentUser());
 
-  if (looksLikeIni(path, text)) return ansibleInventory(parseAnsibleIni(path, text), defaultUser);
+  const vault = opts.vault ?? {};
+  if (looksLikeIni(path, text)) return ansibleInventory(parseAnsibleIni(path, text), defaultUser, vault);
   const y = parseYaml(path, text, 'ansible');
   if (isDecomFormat(y)) {
     // zod costs ~90 ms to load: only decom's own format pays for it.
     const { readDecomInventory } = await import('./decom-format.js');
     return readDecomInventory(parseYaml(path, text, 'decom'), defaultUser);
   }
-  return ansibleInventory(parseAnsibleYaml(y), defaultUser);
+  return ansibleInventory(parseAnsibleYaml(y), defaultUser, vault);
 }
 
 /**
@@ -87,16 +91,18 @@ function isDecomFormat(y: YamlFile): boolean {
   return true;
 }
 
-async function ansibleInventory(raw: RawInventory, defaultUser: () => string): Promise<Inventory> {
+async function ansibleInventory(raw: RawInventory, defaultUser: () => string, sources: VaultSources): Promise<Inventory> {
   const tree = resolveGroupTree(raw);
-  const files: VarsFiles = {
-    groups: await loadVarsFilesFor(raw.file, 'group_vars', [...raw.groups.keys()]),
-    hosts: await loadVarsFilesFor(raw.file, 'host_vars', raw.hostOrder),
-  };
   const cfg = readAnsibleConfig();
+  // Read now, as Ansible reads them before the inventory: a script run once, a prompt asked once.
+  const vault = await vaultSecrets({ ...sources, ...(cfg.vaultPasswordFile ? { cfgPasswordFile: cfg.vaultPasswordFile } : {}), ...(cfg.vaultIdentityList ? { cfgIdentityList: cfg.vaultIdentityList } : {}) });
+  const files: VarsFiles = {
+    groups: await loadVarsFilesFor(raw.file, 'group_vars', [...raw.groups.keys()], vault),
+    hosts: await loadVarsFilesFor(raw.file, 'host_vars', raw.hostOrder, vault),
+  };
   const varsOf = (name: string) => mergeHostVars(raw, files, name, tree.hostGroups.get(name)!);
   const built = (name: string, bastion?: { hop: string; warnings: Reach['warnings'] }) =>
-    buildReach(name, raw.hostWhere.get(name)!, ansibleConnectionInputs(varsOf(name)), defaultUser, cfg, bastion);
+    buildReach(name, raw.hostWhere.get(name)!, ansibleConnectionInputs(varsOf(name)), defaultUser, cfg, bastion, vault);
   const bastion = raw.hostWhere.has(BASTION) ? { hop: bastionHop(varsOf(BASTION)), warnings: built(BASTION).reach.warnings } : undefined;
   const hosts = new Map<string, Host>();
   for (const name of raw.hostOrder) {
@@ -187,7 +193,7 @@ const EXTENSIONS = ['', '.yml', '.yaml', '.json'];
  * found as Ansible finds them: the first of `<name>`, `<name>.yml`, `<name>.yaml`,
  * `<name>.json` that exists; a directory's files are merged in name order (later wins).
  */
-async function loadVarsFiles(inventoryFile: string, kind: VarsDir, name: string): Promise<VarSet> {
+async function loadVarsFiles(inventoryFile: string, kind: VarsDir, name: string, vault: VaultSecret[]): Promise<VarSet> {
   const vars: VarSet = new Map();
   // A name is a file name here: nothing that could step out of the folder.
   if (!name || name === '.' || name === '..' || /[/\\\0]/.test(name)) return vars;
@@ -198,7 +204,7 @@ async function loadVarsFiles(inventoryFile: string, kind: VarsDir, name: string)
     if (!info) continue;
     const files = info.isDirectory() ? await filesUnder(path, kind) : [path];
     for (const file of files) {
-      for (const [k, v] of await readVarsFile(file, kind)) vars.set(k, v);
+      for (const [k, v] of await readVarsFile(file, kind, vault)) vars.set(k, v);
     }
     break;
   }
@@ -209,7 +215,7 @@ async function loadVarsFiles(inventoryFile: string, kind: VarsDir, name: string)
  * loadVarsFiles for every name, listing the folder once: a fleet whose hosts have no
  * vars files then costs one readdir, not four stats per host.
  */
-async function loadVarsFilesFor(inventoryFile: string, kind: VarsDir, names: string[]): Promise<Map<string, VarSet>> {
+async function loadVarsFilesFor(inventoryFile: string, kind: VarsDir, names: string[], vault: VaultSecret[]): Promise<Map<string, VarSet>> {
   const dir = join(dirname(inventoryFile), kind);
   // undefined: the folder cannot be listed (searchable but not readable), so look name by name.
   let present: Set<string> | undefined;
@@ -221,7 +227,7 @@ async function loadVarsFilesFor(inventoryFile: string, kind: VarsDir, names: str
     else if (code !== 'EACCES') throw fsError(e, dir, `${kind} directory`);
   }
   const varsOf = async (n: string): Promise<VarSet> =>
-    !present || EXTENSIONS.some((x) => present.has(n + x)) ? loadVarsFiles(inventoryFile, kind, n) : new Map();
+    !present || EXTENSIONS.some((x) => present.has(n + x)) ? loadVarsFiles(inventoryFile, kind, n, vault) : new Map();
   return new Map(await Promise.all(names.map(async (n) => [n, await varsOf(n)] as const)));
 }
 
@@ -256,10 +262,16 @@ async function filesUnder(dir: string, kind: VarsDir): Promise<string[]> {
   return files;
 }
 
-async function readVarsFile(file: string, kind: VarsDir): Promise<VarSet> {
-  const text = await readTextFile(file, `${kind} file`);
-  if (text.trimStart().startsWith('$ANSIBLE_VAULT')) {
-    throw inputError(`${file}: encrypted with ansible-vault, which decom cannot decrypt`);
+/** A vars file, opened with the vault passwords when it is encrypted whole, as Ansible opens it. */
+async function readVarsFile(file: string, kind: VarsDir, vault: VaultSecret[]): Promise<VarSet> {
+  let text = await readTextFile(file, `${kind} file`);
+  if (isVaulted(text)) {
+    try {
+      text = decryptVault(text, vault);
+    } catch (e) {
+      if (e instanceof VaultError) throw inputError(`${file}: ${e.message}`);
+      throw e;
+    }
   }
   const y = parseYaml(file, text, 'ansible');
   const scope: Located['scope'] = kind === 'host_vars' ? 'host' : 'group';

@@ -25,6 +25,8 @@ import { describeValue, fieldError, formatWhere, type Located, type VarSet, type
  * it, and must never use the ciphertext as if it were the secret.
  */
 export class VaultEncrypted {
+  /** The envelope as written ($ANSIBLE_VAULT;1.1;AES256 and the hex), for vault.ts to open; never printed. */
+  constructor(readonly envelope = '') {}
   toJSON(): string {
     return '(vault-encrypted)';
   }
@@ -55,7 +57,7 @@ const ansibleTags = (tags: Tags): Tags => [
   ...tags.filter((t) => (typeof t === 'string' ? t !== 'bool' : t.tag !== BOOL_TAG)),
   pyYamlBool(true, /^(?:[Yy]es|YES|[Tt]rue|TRUE|[Oo]n|ON)$/),
   pyYamlBool(false, /^(?:[Nn]o|NO|[Ff]alse|FALSE|[Oo]ff|OFF)$/),
-  { tag: '!vault', resolve: () => new VaultEncrypted() },
+  { tag: '!vault', resolve: (s: string) => new VaultEncrypted(s) },
   { tag: '!unsafe', resolve: (s: string) => s },
 ];
 

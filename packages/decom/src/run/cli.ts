@@ -4,7 +4,7 @@
  * the cluster's API when its steps need it, confirm, and hand them to the engine.
  */
 import { join } from 'node:path';
-import { addressesOf, etcdGroupOf, hostOf, loadInventory, nodeNamed, nodeNameOf, reachHosts, resolveTargets, type Host } from '../inventory/index.js';
+import { addressesOf, etcdGroupOf, hostOf, loadInventory, vaultSourcesOf, nodeNamed, nodeNameOf, reachHosts, resolveTargets, type Host } from '../inventory/index.js';
 import { connector, maxOutputOf } from '../transport/connector.js';
 import { inputError, UserError } from '../util/errors.js';
 import { EXIT } from '../util/exit-codes.js';
@@ -31,6 +31,9 @@ export interface RunFlags {
   connection: 'ssh' | 'local';
   knownHosts?: string;
   acceptNewHostKeys: boolean;
+  vaultPasswordFile: string[];
+  vaultId: string[];
+  askVaultPass: boolean;
   kubeconfig?: string;
   forks?: string;
   maxOutput?: string;
@@ -85,7 +88,7 @@ function confirmHosts(hosts: Host[], decommission: boolean, yes: boolean): Promi
 }
 
 export async function runCommand(inventoryFile: string, targets: string[], flags: RunFlags): Promise<number> {
-  const inventory = await loadInventory(inventoryFile);
+  const inventory = await loadInventory(inventoryFile, { vault: vaultSourcesOf(flags) });
   let hosts = resolveTargets(inventory, targets, flags.limit);
   checkMany(targets, (t) => inventory.groups.get(t)?.length ?? 0, (t) => inventory.hosts.has(t), flags.allowMany);
   const playbook = await loadPlaybook(flags.playbook, STEPS);

@@ -1,9 +1,12 @@
 /**
- * The one confirmation prompt of the commands that change nodes (`decom run`,
- * `decom audit --fix`): said on stderr, answered on a terminal by typing what it
- * asks for. Without a terminal it is bad input unless --yes was given; an answer
- * that is not the expected one changes nothing (exit 4).
+ * The prompts decom asks on a terminal: the one confirmation of the commands that
+ * change nodes (`decom run`, `decom audit --fix`), said on stderr and answered by typing
+ * what it asks for (without a terminal it is bad input unless --yes was given; an answer
+ * that is not the expected one changes nothing, exit 4); and a secret, asked on the
+ * terminal itself with echo off (--ask-vault-pass).
  */
+import { spawnSync } from 'node:child_process';
+import { closeSync, openSync, writeSync } from 'node:fs';
 import { createInterface } from 'node:readline/promises';
 import { inputError, UserError } from './errors.js';
 import { EXIT } from './exit-codes.js';
@@ -37,4 +40,27 @@ export async function confirm(c: Confirmation): Promise<void> {
     rl.close();
   }
   if (words(answer) !== words(c.expect)) throw new UserError('not confirmed: nothing was changed', EXIT.refused);
+}
+
+/**
+ * A secret typed on the controlling terminal, echo off: read by the shell's `read` on
+ * the terminal and handed back through a pipe, never an argument or the environment.
+ * `flag` names what asked, for the error when there is no terminal.
+ */
+export async function askSecret(question: string, flag: string): Promise<string> {
+  let tty: number;
+  try {
+    tty = openSync('/dev/tty', 'r+');
+  } catch {
+    throw inputError(`${flag}: no terminal to ask on; give the password another way (a file)`);
+  }
+  try {
+    writeSync(tty, question);
+    const r = spawnSync('/bin/sh', ['-c', `trap 'stty echo' EXIT HUP INT TERM; stty -echo; IFS= read -r secret; printf '%s' "$secret"`], { stdio: [tty, 'pipe', 'ignore'] });
+    writeSync(tty, '\n');
+    if (r.status !== 0) throw inputError(`${flag}: nothing was typed`);
+    return r.stdout.toString();
+  } finally {
+    closeSync(tty);
+  }
 }

@@ -1,5 +1,5 @@
 /** `decom verify`'s command: the inventory read, the targets resolved, the API asked when a kubeconfig is found, the hosts verified and the report printed. */
-import { etcdGroupOf, loadInventory, reachHosts, resolveTargets, type Host } from '../inventory/index.js';
+import { etcdGroupOf, loadInventory, vaultSourcesOf, reachHosts, resolveTargets, type Host } from '../inventory/index.js';
 import { connector, maxOutputOf } from '../transport/connector.js';
 import { apiSource, kubeconfigFiles, operatorIdentity } from '../cluster/kubeconfig.js';
 import { forksOf } from '../util/pool.js';
@@ -11,6 +11,9 @@ export interface VerifyFlags {
   connection: 'ssh' | 'local';
   knownHosts?: string;
   acceptNewHostKeys: boolean;
+  vaultPasswordFile: string[];
+  vaultId: string[];
+  askVaultPass: boolean;
   kubeconfig?: string;
   context?: string;
   details: boolean;
@@ -20,7 +23,7 @@ export interface VerifyFlags {
 }
 
 export async function verifyCommand(inventoryFile: string, targets: string[], flags: VerifyFlags): Promise<number> {
-  const inventory = await loadInventory(inventoryFile);
+  const inventory = await loadInventory(inventoryFile, { vault: vaultSourcesOf(flags) });
   const targeted = resolveTargets(inventory, targets, flags.limit);
   // Where each host is, as ssh computes it (ssh -G, with the OpenSSH config).
   const hosts = flags.connection === 'local' ? targeted : await reachHosts(targeted);
