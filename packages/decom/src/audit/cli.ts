@@ -5,7 +5,7 @@
  * it while the hosts fit in the pool's bound (--forks).
  */
 import { writeFileSync } from 'node:fs';
-import { etcdGroupOf, loadInventory, vaultSourcesOf, reachHosts, resolveTargets, type Host } from '../inventory/index.js';
+import { askedPassword, etcdGroupOf, loadInventory, vaultSourcesOf, reachHosts, resolveTargets, type Host } from '../inventory/index.js';
 import { connector, maxOutputOf } from '../transport/connector.js';
 import type { Transport } from '../transport/types.js';
 import { apiSource, kubeClients } from '../cluster/kubeconfig.js';
@@ -39,6 +39,7 @@ export interface AuditFlags {
   vaultPasswordFile: string[];
   vaultId: string[];
   askVaultPass: boolean;
+  askPass: boolean;
   kubeconfig?: string;
   context?: string;
   api: boolean;
@@ -95,7 +96,7 @@ export async function auditCommand(inventoryFile: string, targets: string[], fla
   const shard = flags.shard ? shardOf(hosts, flags.shard) : undefined;
   if (shard) hosts = shard.hosts;
   // Where each host is, as ssh computes it (ssh -G, with the OpenSSH config).
-  if (flags.connection !== 'local') hosts = await reachHosts(hosts);
+  if (flags.connection !== 'local') hosts = await reachHosts(hosts, await askedPassword(flags));
   const api = flags.api ? apiSource(inventoryFile, all, flags) : undefined;
   const options = (connect: AuditOptions['connect']): AuditOptions => ({
     connect,

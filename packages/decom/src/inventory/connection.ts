@@ -31,7 +31,7 @@ export interface ConnectionInputs {
   connectTimeoutSec?: Located;
   /** ansible_connection. */
   connection?: Located;
-  /** ansible_password, ansible_ssh_pass: refused until decom logs in with passwords. */
+  /** ansible_password, ansible_ssh_pass: SSH password and keyboard-interactive login, after the keys. */
   loginPassword?: Located;
   /** ansible_host_key_checking: never honoured when false. */
   hostKeyChecking?: Located;
@@ -67,7 +67,7 @@ export interface Reach {
   /** The inventory's own words turn StrictHostKeyChecking off / UserKnownHostsFile to /dev/null (named there, not again from ssh -G). */
   strictOffByInventory: boolean;
   knownHostsOffByInventory: boolean;
-  /** ansible_connection or a login password decom cannot use: refused when the host is reached, not when another is. */
+  /** An ansible_connection decom does not speak: refused when the host is reached, not when another is. */
   refusal?: string;
   /** Where each option word came from, for warnings about what ssh -G reports. */
   sources: { text: string; label: string }[];
@@ -126,9 +126,6 @@ export function buildReach(
   const connection = written === undefined ? undefined : connectionName(written);
   if (connection !== undefined && connection !== 'local' && !SSH_CONNECTIONS.includes(connection)) {
     refusal = v.error(inputs.connection!, `decom does not speak the ${describeValue(written)} connection: it reaches hosts over SSH (ssh, smart, paramiko) or runs on this machine (local)`).message;
-  }
-  if (inputs.loginPassword && v.text(inputs.loginPassword, { hideValue: true }) !== undefined) {
-    refusal ??= v.error(inputs.loginPassword, 'decom does not log in with a password yet: give the host a key (ansible_ssh_private_key_file) or load one into ssh-agent').message;
   }
   for (const loc of [inputs.hostKeyChecking, cfg.hostKeyChecking]) {
     if (loc && v.bool(loc) === false) warn(`${at(loc)} = ${String(loc.value)} is not honoured: ${HOST_KEYS_ALWAYS_CHECKED}`);
@@ -224,6 +221,8 @@ export function buildReach(
   if (args.configFile !== undefined) target.sshConfigFile = args.configFile;
   const password = v.text(inputs.becomePassword, { hideValue: true });
   if (password !== undefined) target.becomePassword = password;
+  const login = v.text(inputs.loginPassword, { hideValue: true });
+  if (login !== undefined) target.password = login;
   return {
     target,
     reach: { options, destination, warnings, strictOffByInventory: strictOff, knownHostsOffByInventory: knownHostsOff, sources, ...(refusal ? { refusal } : {}) },

@@ -8,7 +8,7 @@
 export { DECOM_API_VERSION, redact, REDACTED, type Host, type Inventory } from './types.js';
 export { loadInventory, type LoadOptions } from './load.js';
 export { resolveTargets } from './targets.js';
-export { reachHosts, type ReachOptions } from './reach.js';
+export { askedPassword, reachHosts, type ReachOptions } from './reach.js';
 export { vaultSourcesOf, type VaultSources } from './vault.js';
 export { addressesOf, etcdGroupOf, hostOf, nodeNamed, nodeNameOf, type EtcdGroup } from './identity.js';
 export type { DecomInventoryFile } from './decom-format.js';

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { UserError } from '../util/errors.js';
 import { fileTree, tempDir } from '../../test/helpers/temp.js';
-import { loadInventory, reachHosts, type Host } from './index.js';
+import { loadInventory, reachHosts, redact, type Host } from './index.js';
 
 const DOCS = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', 'docs', 'inventory.md');
 const TMP = tempDir('decom-reach-test-');
@@ -118,12 +118,16 @@ const CASES: Record<string, () => Promise<void>> = {
   '`ansible_become_method` any other (`su`, `doas`, ...)': async () => {
     expect(await refusal(ini('node1 ansible_become=yes ansible_become_method=su'))).toMatch(/ansible_become_method: decom becomes root with sudo only, got "su"/);
   },
-  '`ansible_password`, `ansible_ssh_pass`': async () => {
-    for (const v of ['ansible_password', 'ansible_ssh_pass']) {
-      const message = await refusal(ini(`node1 ${v}=hunter2`));
-      expect(message).toMatch(new RegExp(`${v}: decom does not log in with a password`));
-      expect(message).not.toContain('hunter2');
-    }
+  '`ansible_password`, `ansible_ssh_pass` (and `-k`)': async () => {
+    const { hosts } = await reach(ini('node1 ansible_password=hunter2\nnode2 ansible_ssh_pass=hunter3\nnode3'));
+    expect([1, 2, 3].map((i) => hosts.get(`node${i}`)!.password)).toEqual(['hunter2', 'hunter3', undefined]);
+    // -k: the hosts whose inventory gives none.
+    const dir = tree({ 'hosts.ini': '[k]\nnode1 ansible_password=own\nnode2\n' });
+    vi.stubEnv('ANSIBLE_CONFIG', join(dir, 'none'));
+    const inv = await loadInventory(join(dir, 'hosts.ini'));
+    const asked = await reachHosts([...inv.hosts.values()], { password: 'typed', warn: () => {} });
+    expect(asked.map((h) => h.password)).toEqual(['own', 'typed']);
+    expect(JSON.stringify(redact(asked[0]!))).not.toContain('own"');
   },
   'a `!vault` value or a vault-encrypted vars file': async () => {
     const vault = '!vault |\n        $ANSIBLE_VAULT;1.1;AES256\n        6162\n';

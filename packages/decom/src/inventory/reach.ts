@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { inputError, UserError } from '../util/errors.js';
+import { askSecret } from '../util/prompt.js';
 import { pool } from '../util/pool.js';
 import type { ReachWarning } from './connection.js';
 import { jumpHop, sshDashG, targetFromSshConfig } from './openssh-config.js';
@@ -16,6 +17,8 @@ import type { Host } from './types.js';
 const SSH_G_AT_ONCE = 16;
 
 export interface ReachOptions {
+  /** -k: the SSH login password of every host whose inventory gives none. */
+  password?: string;
   /** Where warnings go, one line each (default: stderr). */
   warn?: (line: string) => void;
   /** The ssh client (tests point it elsewhere). */
@@ -33,6 +36,7 @@ export async function reachHosts(hosts: Host[], opts: ReachOptions = {}): Promis
   const note = (w: ReachWarning, host: string) => said.set(w.text, [...(said.get(w.text) ?? []), host]);
   let noSsh = false;
   const reached = await pool(hosts, SSH_G_AT_ONCE, async (h) => {
+    if (opts.password !== undefined && h.password === undefined) h = { ...h, password: opts.password };
     const reach = h.reach;
     if (reach?.refusal) throw inputError(reach.refusal);
     if (!reach || h.connection === 'local') return h;
@@ -95,6 +99,11 @@ async function withJumpHosts<T extends SshTarget>(target: T, ssh: string | undef
   const resolved: T = { ...target, proxyJump: hops.map((h) => h.spec) };
   if (hops.every((h) => h.files?.length)) resolved.jumpKnownHostsFiles = hops.map((h) => h.files!);
   return resolved;
+}
+
+/** -k/--ask-pass: the login password, asked once on the terminal, as ReachOptions. */
+export async function askedPassword(flags: { askPass?: boolean }): Promise<ReachOptions> {
+  return flags.askPass ? { password: await askSecret('SSH password: ', '--ask-pass') } : {};
 }
 
 /** The OpenSSH config files ssh would read for these hosts: the -F files, else the user's and the system's. */

@@ -34,11 +34,12 @@ const SECRET_NAME = /pass|secret|token/i;
  * or because its value is one of those secrets.
  */
 export function redact(host: Host): Host {
-  const secrets = new Set([host.becomePassword, host.passphrase].filter((s): s is string => !!s));
+  const secrets = new Set([host.becomePassword, host.passphrase, host.password].filter((s): s is string => !!s));
   const copy: Host = { ...host, groups: [...host.groups], proxyJump: [...host.proxyJump], vars: scrubVars(host.vars, secrets) };
   delete copy.reach; // its options may hold a ProxyCommand's password
   if (host.becomePassword !== undefined) copy.becomePassword = REDACTED;
   if (host.passphrase !== undefined) copy.passphrase = REDACTED;
+  if (host.password !== undefined) copy.password = REDACTED;
   return copy;
 }
 

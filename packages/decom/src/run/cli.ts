@@ -4,7 +4,7 @@
  * the cluster's API when its steps need it, confirm, and hand them to the engine.
  */
 import { join } from 'node:path';
-import { addressesOf, etcdGroupOf, hostOf, loadInventory, vaultSourcesOf, nodeNamed, nodeNameOf, reachHosts, resolveTargets, type Host } from '../inventory/index.js';
+import { addressesOf, askedPassword, etcdGroupOf, hostOf, loadInventory, vaultSourcesOf, nodeNamed, nodeNameOf, reachHosts, resolveTargets, type Host } from '../inventory/index.js';
 import { connector, maxOutputOf } from '../transport/connector.js';
 import { inputError, UserError } from '../util/errors.js';
 import { EXIT } from '../util/exit-codes.js';
@@ -34,6 +34,7 @@ export interface RunFlags {
   vaultPasswordFile: string[];
   vaultId: string[];
   askVaultPass: boolean;
+  askPass: boolean;
   kubeconfig?: string;
   forks?: string;
   maxOutput?: string;
@@ -111,7 +112,7 @@ export async function runCommand(inventoryFile: string, targets: string[], flags
   // Where each host is, as ssh computes it (ssh -G, with the OpenSSH config): the targets, and the etcd peers the cluster side asks.
   const etcdNames = clusterSide ? (inventory.groups.get('etcd') ?? []) : [];
   const wanted = new Map([...(flags.connection === 'local' ? [] : hosts), ...etcdNames.map((n) => inventory.hosts.get(n)!)].map((h) => [h.name, h]));
-  const reached = new Map((await reachHosts([...wanted.values()])).map((h) => [h.name, h]));
+  const reached = new Map((await reachHosts([...wanted.values()], await askedPassword(flags))).map((h) => [h.name, h]));
   hosts = hosts.map((h) => reached.get(h.name) ?? h);
   const drainTimeoutSec = duration('--drain-timeout', flags.drainTimeout);
   const gracePeriodSec = flags.gracePeriod !== undefined ? seconds('--grace-period', flags.gracePeriod) : undefined;

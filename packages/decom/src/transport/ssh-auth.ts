@@ -20,8 +20,10 @@ const { utils } = ssh2;
 const DEFAULT_KEYS = ['id_ed25519', 'id_ecdsa', 'id_rsa'];
 
 export interface Credential {
-  /** For messages: a key path, or "ssh-agent (socket)". */
+  /** For messages: a key path, "ssh-agent (socket)", "password" or "keyboard-interactive". Never a secret. */
   label: string;
+  /** The SSH method it is offered as: only when the server still accepts that one. */
+  serverMethod: 'publickey' | 'password' | 'keyboard-interactive';
   method: (user: string) => AnyAuthMethod;
 }
 
@@ -50,7 +52,7 @@ function parseKeyNow(data: Buffer, passphrase: string | undefined): ParsedKey | 
 }
 
 function keyCredential(label: string, key: ParsedKey): Credential {
-  return { label, method: (username) => ({ type: 'publickey', username, key }) };
+  return { label, serverMethod: 'publickey', method: (username) => ({ type: 'publickey', username, key }) };
 }
 
 /** Loads the keys to offer. A bad explicit key file is an `auth` error right away. */
@@ -70,7 +72,7 @@ export function loadCredentials(target: SshTarget): Credentials {
     offered.push(keyCredential(file, key));
   }
   const agent = process.env.SSH_AUTH_SOCK;
-  if (agent && !target.identitiesOnly) offered.push({ label: `ssh-agent (${agent})`, method: (username) => ({ type: 'agent', username, agent }) });
+  if (agent && !target.identitiesOnly) offered.push({ label: `ssh-agent (${agent})`, serverMethod: 'publickey', method: (username) => ({ type: 'agent', username, agent }) });
   // The OpenSSH config's key files (or its defaults), else decom's own defaults when no key file is set.
   const more = target.identityFiles ?? (target.privateKeyFile ? [] : DEFAULT_KEYS.map((k) => join(homedir(), '.ssh', k)));
   for (const file of more) {
@@ -86,6 +88,8 @@ export function loadCredentials(target: SshTarget): Credentials {
     if (key instanceof Error) skipped.push(`${file} (${key.message})`);
     else offered.push(keyCredential(file, key));
   }
+  // The login password last, after every key has failed, as ssh tries it.
+  if (target.password !== undefined) offered.push(...passwordCredentials(target.password));
   if (offered.length === 0) {
     const why = skipped.length ? `; unusable: ${skipped.join(', ')}` : '';
     throw new TransportError(
@@ -99,8 +103,29 @@ export function loadCredentials(target: SshTarget): Credentials {
 }
 
 /**
- * ssh2's authHandler: offers each credential in turn, then gives up. `tried` fills
- * in as it goes, and `serverMethods` records what the server said it accepts.
+ * The login password as SSH's password method, then as keyboard-interactive (PAM's
+ * "Password:"): every prompt that does not echo is answered with it, an echoed one
+ * (a user name, a menu) with nothing.
+ */
+function passwordCredentials(password: string): Credential[] {
+  return [
+    { label: 'password', serverMethod: 'password', method: (username) => ({ type: 'password', username, password }) },
+    {
+      label: 'keyboard-interactive',
+      serverMethod: 'keyboard-interactive',
+      method: (username) => ({
+        type: 'keyboard-interactive',
+        username,
+        prompt: (_name, _instructions, _lang, prompts, finish) => finish(prompts.map((p) => (p.echo ? '' : password))),
+      }),
+    },
+  ];
+}
+
+/**
+ * ssh2's authHandler: offers each credential the server still accepts in turn, then
+ * gives up. `tried` fills in as it goes, and `serverMethods` records what the server
+ * said it accepts.
  */
 export function authHandler(
   creds: Credentials,
@@ -113,10 +138,12 @@ export function authHandler(
     const give = callback as (m: AnyAuthMethod | false) => void;
     // null on the first call, before the server said anything.
     if (methodsLeft) progress.serverMethods = methodsLeft;
-    if (methodsLeft && !methodsLeft.includes('publickey')) return give(false);
-    const cred = creds.offered[next++];
-    if (!cred) return give(false);
-    progress.tried.push(cred.label);
-    give(cred.method(user));
+    while (next < creds.offered.length) {
+      const cred = creds.offered[next++]!;
+      if (methodsLeft && !methodsLeft.includes(cred.serverMethod)) continue;
+      progress.tried.push(cred.label);
+      return give(cred.method(user));
+    }
+    give(false);
   };
 }

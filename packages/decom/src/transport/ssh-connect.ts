@@ -188,7 +188,8 @@ export function openHop(o: OpenHopOptions): Promise<Client> {
         ? `; the server accepts only: ${progress.serverMethods.join(', ')}`
         : '';
       const agent = progress.agentError ? `; ssh-agent failed: ${progress.agentError}` : '';
-      return fail('auth', `${hop.user}@${where} refused every key offered (tried: ${progress.tried.join(', ') || 'none'})${only}${agent}`);
+      const what = o.creds.offered.some((c) => c.serverMethod !== 'publickey') ? 'every key and the password' : 'every key';
+      return fail('auth', `${hop.user}@${where} refused ${what} offered (tried: ${progress.tried.join(', ') || 'none'})${only}${agent}`);
     }
     if (err.level === 'client-timeout') {
       if (hostKeyAccepted) return fail('auth', `${hop.user}@${where}: login did not finish within ${o.timeoutSec}s (timeout)`);

@@ -76,6 +76,8 @@ async function connectSshNow(target: SshTarget, opts: ConnectOptions): Promise<T
     throw new TransportError(target.name, 'connect', 'a connection dialed early cannot go through ProxyJump hosts or a ProxyCommand');
   }
   const creds = loadCredentials(target);
+  // The node's login password is for the node: a jump host is never offered it.
+  const jumpCreds = { ...creds, offered: creds.offered.filter((c) => c.serverMethod === 'publickey') };
   const hostKeys: HostKeyPolicy = {
     file: expandHome(target.knownHostsFile ?? join(homedir(), '.ssh', 'known_hosts')),
     mode: opts.acceptNewHostKeys ? 'accept-new' : target.strictHostKeyChecking,
@@ -106,7 +108,7 @@ async function connectSshNow(target: SshTarget, opts: ConnectOptions): Promise<T
         via: hops.slice(0, i),
         ...(sock ? { sock } : {}),
         ...(opts.dialed && i === hops.length - 1 ? { dialed: opts.dialed } : {}),
-        creds,
+        creds: hop.isJump ? jumpCreds : creds,
         hostKeys: jumpFiles?.length ? { file: expandHome(jumpFiles[0]!), more: jumpFiles.slice(1).map(expandHome), mode: hostKeys.mode } : hostKeys,
         timeoutSec: target.connectTimeoutSec,
         ...(keepalive ? { keepalive } : {}),

@@ -57,6 +57,8 @@ export interface SshTarget {
   privateKeyFile?: string;
   /** Passphrase of privateKeyFile, if it has one. Never printed. */
   passphrase?: string;
+  /** SSH login password (ansible_password, -k): password and keyboard-interactive login, after the keys. Never printed. */
+  password?: string;
   become: boolean;
   becomeUser: string;
   /** sudo password, sent on stdin (`sudo -S`); never printed or logged. */

@@ -1,5 +1,5 @@
 /** `decom verify`'s command: the inventory read, the targets resolved, the API asked when a kubeconfig is found, the hosts verified and the report printed. */
-import { etcdGroupOf, loadInventory, vaultSourcesOf, reachHosts, resolveTargets, type Host } from '../inventory/index.js';
+import { askedPassword, etcdGroupOf, loadInventory, vaultSourcesOf, reachHosts, resolveTargets, type Host } from '../inventory/index.js';
 import { connector, maxOutputOf } from '../transport/connector.js';
 import { apiSource, kubeconfigFiles, operatorIdentity } from '../cluster/kubeconfig.js';
 import { forksOf } from '../util/pool.js';
@@ -14,6 +14,7 @@ export interface VerifyFlags {
   vaultPasswordFile: string[];
   vaultId: string[];
   askVaultPass: boolean;
+  askPass: boolean;
   kubeconfig?: string;
   context?: string;
   details: boolean;
@@ -26,7 +27,7 @@ export async function verifyCommand(inventoryFile: string, targets: string[], fl
   const inventory = await loadInventory(inventoryFile, { vault: vaultSourcesOf(flags) });
   const targeted = resolveTargets(inventory, targets, flags.limit);
   // Where each host is, as ssh computes it (ssh -G, with the OpenSSH config).
-  const hosts = flags.connection === 'local' ? targeted : await reachHosts(targeted);
+  const hosts = flags.connection === 'local' ? targeted : await reachHosts(targeted, await askedPassword(flags));
   // The cluster: --kubeconfig, else the inventory's decom_kubeconfig, else kubectl's own search; --context. Asked only when there is a file.
   const source = apiSource(inventoryFile, hosts, flags);
   const operator = await operatorIdentity(source);

@@ -1,7 +1,8 @@
 // Every host Ansible reaches, decom reaches (issue 41), with Ansible (ansible-core) the judge, on a
 // 2-node sandbox: node1 is the bastion, node2's sshd answers node1 alone. For each set-up (a plain
 // inventory, hosts named only in ~/.ssh/config, -F FILE, Match and Include, kubespray's bastion, a
-// ProxyCommand, ansible.cfg's remote_user and private_key_file, ansible_connection=local)
+// ProxyCommand, ansible.cfg's remote_user and private_key_file, ansible_connection=local, a login
+// password as SSH's password method and through PAM's keyboard-interactive, never shown)
 // `ansible -m raw -a true` reaches the host and so does `decom verify`; a reset through the bastion
 // leaves node2 clean (the independent checker after); an unknown host key is refused whatever
 // kubespray's ansible.cfg and the bastion turn off, each setting named; ansible_connection=docker
@@ -20,6 +21,11 @@ import { tempDir } from '../helpers/temp.js';
 const execFileAsync = promisify(execFile);
 
 const BASTION_NODE = 'node1';
+/** A user of node1 who logs in with a password, on sshd's of its own (ports below). */
+const PASSWORD_USER = 'pwlogin';
+const LOGIN_PASSWORD = 'Login-pa55-reach';
+const PASSWORD_PORT = 2201;
+const KBD_PORT = 2202;
 const FIREWALLED = 'node2';
 const KEY = join(STATE_DIR, 'id_ed25519');
 const KNOWN_HOSTS = join(STATE_DIR, 'known_hosts');
@@ -105,6 +111,8 @@ const SETUPS = {
   proxyCommand: 'a ProxyCommand in ansible_ssh_common_args',
   ansibleCfg: "ansible.cfg's remote_user and private_key_file, run from its dir, the inventory setting neither",
   local: 'ansible_connection=local for this machine (verify only)',
+  password: 'ansible_password, on an sshd that takes passwords (SSH password login)',
+  keyboardInteractive: "ansible_ssh_pass, on an sshd that asks through PAM (keyboard-interactive)",
 } as const;
 type SetUp = keyof typeof SETUPS;
 
@@ -161,6 +169,16 @@ describe('every host Ansible reaches, decom reaches: ssh config, ProxyCommand, k
       `useradd -m -s /bin/sh deploy && usermod -p '*' deploy && install -d -m 700 -o deploy -g deploy /home/deploy/.ssh && echo '${readFileSync(`${deployKey}.pub`, 'utf8').trim()}' > /home/deploy/.ssh/authorized_keys && chown deploy: /home/deploy/.ssh/authorized_keys && echo 'deploy ALL=(ALL) NOPASSWD: ALL' > /etc/sudoers.d/deploy && chmod 0440 /etc/sudoers.d/deploy`,
     );
 
+    // Two more sshd on node1 for a user who logs in with a password: one takes it as SSH's password method,
+    // the other asks for it through PAM (keyboard-interactive). Same host key; no key of the user's is accepted.
+    ssh(
+      BASTION_NODE,
+      `useradd -m -s /bin/sh ${PASSWORD_USER} && echo '${PASSWORD_USER}:${LOGIN_PASSWORD}' | chpasswd && echo '${PASSWORD_USER} ALL=(ALL) NOPASSWD: ALL' > /etc/sudoers.d/${PASSWORD_USER} && chmod 0440 /etc/sudoers.d/${PASSWORD_USER}` +
+        ` && /usr/sbin/sshd -p ${PASSWORD_PORT} -o PasswordAuthentication=yes -o KbdInteractiveAuthentication=no -o UsePAM=no -o PubkeyAuthentication=no -o PidFile=/run/sshd-password.pid` +
+        ` && /usr/sbin/sshd -p ${KBD_PORT} -o PasswordAuthentication=no -o KbdInteractiveAuthentication=yes -o UsePAM=yes -o PubkeyAuthentication=no -o PidFile=/run/sshd-kbd.pid`,
+    );
+    const withPorts = (known: string) => `${known}\n${[PASSWORD_PORT, KBD_PORT].map((p) => known.split('\n').filter((l) => l.split(/\s+/)[0] === n1).map((l) => l.replace(n1, `[${n1}]:${p}`))).flat().join('\n')}\n`;
+
     direct = track(execFileAsync('ssh', ['-o', 'ConnectTimeout=10', ...sshArgv(FIREWALLED, 'true')], { encoding: 'utf8' }).then(
       (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
       (e: { code?: number; stdout?: string; stderr?: string }) => ({ code: e.code ?? -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' }),
@@ -209,6 +227,14 @@ describe('every host Ansible reaches, decom reaches: ssh config, ProxyCommand, k
       const h = makeHome('ansible-cfg');
       write(h, 'ansible.cfg', `[defaults]\nremote_user = deploy\nprivate_key_file = ${deployKey}\n`);
       start('ansibleCfg', h, write(h, 'hosts.ini', `reach-cfg ansible_host=${n1} ansible_become=true\n`), 'reach-cfg');
+    }
+    {
+      const h = makeHome('password', {}, withPorts(readFileSync(KNOWN_HOSTS, 'utf8')));
+      start('password', h, write(h, 'hosts.ini', `node1 ansible_host=${n1} ansible_port=${PASSWORD_PORT} ansible_user=${PASSWORD_USER} ansible_password=${LOGIN_PASSWORD} ansible_become=true\n`), 'node1');
+    }
+    {
+      const h = makeHome('keyboard-interactive', {}, withPorts(readFileSync(KNOWN_HOSTS, 'utf8')));
+      start('keyboardInteractive', h, write(h, 'hosts.ini', `node1 ansible_host=${n1} ansible_port=${KBD_PORT} ansible_user=${PASSWORD_USER} ansible_ssh_pass=${LOGIN_PASSWORD} ansible_become=true\n`), 'node1');
     }
     {
       const h = makeHome('local');
@@ -270,6 +296,13 @@ describe('every host Ansible reaches, decom reaches: ssh config, ProxyCommand, k
       expect([0, 1], shown(o)).toContain(o.code);
     });
   }
+
+  it('the login password is never shown: not in any output of decom', async () => {
+    for (const s of ['password', 'keyboardInteractive'] as const) {
+      const o = await reach.get(s)!.verify;
+      expect(`${o.stdout}${o.stderr}`).not.toContain(LOGIN_PASSWORD);
+    }
+  });
 
   it("a reset through kubespray's bastion leaves node2 clean, the independent checker agreeing", async () => {
     const o = await reset;
