@@ -92,13 +92,22 @@ function knownHostsWithout(addr: string): string {
   return kept.join('\n');
 }
 
-/** Closes the ssh control masters (Ansible's ControlPersist) left under a home's ~/.ansible/cp, each by its socket. */
-function closeControlMasters(home: string): void {
+/**
+ * Closes the ssh control masters (Ansible's ControlPersist) left under a home's ~/.ansible/cp, each
+ * by its socket, and waits until none answers: a master exits, and removes its socket, a moment
+ * after `-O exit` returns.
+ */
+async function closeControlMasters(home: string): Promise<void> {
   const cp = join(home, '.ansible', 'cp');
   if (!existsSync(cp)) return;
-  for (const sock of readdirSync(cp)) spawnSync('ssh', ['-o', `ControlPath=${join(cp, sock)}`, '-O', 'exit', '127.0.0.1'], { stdio: 'ignore', timeout: 10_000 });
-  const left = readdirSync(cp);
-  if (left.length) throw new Error(`ssh control masters still listening in ${cp}: ${left.join(', ')}`);
+  const control = (sock: string, command: 'exit' | 'check') =>
+    spawnSync('ssh', ['-o', `ControlPath=${join(cp, sock)}`, '-O', command, '127.0.0.1'], { stdio: 'ignore', timeout: 10_000 }).status === 0;
+  for (const sock of readdirSync(cp)) control(sock, 'exit');
+  for (let waited = 0; waited < 5_000; waited += 100) {
+    if (!readdirSync(cp).some((sock) => existsSync(join(cp, sock)) && control(sock, 'check'))) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`ssh control masters still listening in ${cp}: ${readdirSync(cp).join(', ')}`);
 }
 
 /** What each reach set-up is, in the tests' words. */
@@ -273,7 +282,7 @@ describe('every host Ansible reaches, decom reaches: ssh config, ProxyCommand, k
   afterAll(async () => {
     await Promise.allSettled(started);
     try {
-      for (const h of homes) closeControlMasters(h.home);
+      for (const h of homes) await closeControlMasters(h.home);
     } finally {
       down();
       if (madePasswdSsh) rmdirSync(PASSWD_SSH);
