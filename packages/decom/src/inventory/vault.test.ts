@@ -37,7 +37,9 @@ describe('decrypting what ansible-vault made', () => {
   it('a text the installed ansible-vault makes now', () => {
     const value = `fresh-${Math.random().toString(36).slice(2)}`;
     const pw = join(tree({ pw: 'made now\n' }), 'pw');
-    const made = execFileSync('ansible-vault', ['encrypt_string', '--vault-id', `now@${pw}`, value], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    // Its home a temp dir: ansible-vault writes ~/.ansible, never the real home's.
+    const env = { ...process.env, HOME: dirname(pw), ANSIBLE_CONFIG: join(dirname(pw), 'none') };
+    const made = execFileSync('ansible-vault', ['encrypt_string', '--vault-id', `now@${pw}`, value], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], env });
     const envelope = made.split('\n').slice(1).map((l) => l.trim()).join('\n');
     expect(envelope).toMatch(/^\$ANSIBLE_VAULT;1\.2;AES256;now\n/);
     expect(decryptVault(envelope, [secret('made now', 'now')])).toBe(value);
