@@ -3,9 +3,9 @@
  * `ssh -G`, and the SshTarget made of what it prints (hostname, port, user, keys, jump
  * hosts, ProxyCommand, known_hosts files, timeouts), with what decom does not honour named.
  */
-import { spawn } from 'node:child_process';
 import { homedir, hostname, userInfo } from 'node:os';
 import { inputError } from '../util/errors.js';
+import { run } from '../util/run.js';
 import { HOST_KEYS_ALWAYS_CHECKED, type Reach, type ReachWarning } from './connection.js';
 import type { SshTarget } from '../transport/types.js';
 
@@ -19,7 +19,7 @@ const SSH_G_TIMEOUT_MS = 15_000;
 export async function sshDashG(options: string[], destination: string, ssh = 'ssh'): Promise<SshConfigValues | undefined> {
   let r;
   try {
-    r = await runBounded(ssh, ['-G', ...options, destination], SSH_G_TIMEOUT_MS);
+    r = await run(ssh, ['-G', ...options, destination], { timeoutMs: SSH_G_TIMEOUT_MS });
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw e;
@@ -29,31 +29,6 @@ export async function sshDashG(options: string[], destination: string, ssh = 'ss
     throw new Error(r.code === null ? `ssh -G did not finish within ${SSH_G_TIMEOUT_MS / 1000}s (a Match exec that hangs?)` : why || `ssh -G exited ${r.code}`);
   }
   return parseSshG(r.stdout);
-}
-
-/**
- * A program in a process group of its own, killed whole at the deadline: a Match exec
- * command ssh started keeps its pipes open after ssh itself is gone. `code` null: timed out.
- */
-function runBounded(file: string, args: string[], timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    let stdout = '';
-    let stderr = '';
-    let timedOut = false;
-    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
-    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-    const timer = setTimeout(() => {
-      timedOut = true;
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }, timeoutMs);
-    child.on('error', (e) => (clearTimeout(timer), reject(e)));
-    child.on('close', (code) => (clearTimeout(timer), resolve({ code: timedOut ? null : code, stdout, stderr })));
-  });
 }
 
 export function parseSshG(text: string): SshConfigValues {
@@ -163,16 +138,15 @@ export function targetFromSshConfig(inventoryTarget: SshTarget, reach: Reach, v:
   if ((strict === 'false' || strict === 'no' || strict === 'off') && !reach.strictOffByInventory) {
     warnings.push({ text: `StrictHostKeyChecking no in ${sourceOf(reach, 'StrictHostKeyChecking')} is not honoured: ${HOST_KEYS_ALWAYS_CHECKED}` });
   }
-  const off = noFile;
   const userFiles = (first(v, 'userknownhostsfile') ?? '').split(/\s+/).filter(Boolean);
-  let knownHosts = userFiles.filter((f) => !off(f));
-  if (userFiles.some(off)) {
+  let knownHosts = userFiles.filter((f) => !noFile(f));
+  if (userFiles.some(noFile)) {
     if (!reach.knownHostsOffByInventory) {
       warnings.push({ text: `UserKnownHostsFile ${userFiles.join(' ')} in ${sourceOf(reach, 'UserKnownHostsFile')} is not honoured: ${HOST_KEYS_ALWAYS_CHECKED} against ~/.ssh/known_hosts` });
     }
     if (knownHosts.length === 0) knownHosts = [`${homedir()}/.ssh/known_hosts`, `${homedir()}/.ssh/known_hosts2`];
   }
-  const globalFiles = (first(v, 'globalknownhostsfile') ?? '').split(/\s+/).filter((f) => f && !off(f));
+  const globalFiles = (first(v, 'globalknownhostsfile') ?? '').split(/\s+/).filter((f) => f && !noFile(f));
 
   const jump = first(v, 'proxyjump');
   const command = first(v, 'proxycommand');

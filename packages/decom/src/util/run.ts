@@ -9,7 +9,10 @@ export interface RunResult {
 
 /**
  * Runs a program without a shell (arguments are never re-parsed), optionally
- * feeding stdin. Never rejects on a non-zero exit: callers judge `code`.
+ * feeding stdin. Never rejects on a non-zero exit: callers judge `code`. With
+ * `timeoutMs`, the program runs in a process group of its own, killed whole at the
+ * deadline (`code` null): what it started (ssh's Match exec) keeps its pipes open
+ * after the program itself is gone.
  */
 export function run(
   file: string,
@@ -17,19 +20,28 @@ export function run(
   opts: { input?: string | Buffer; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
 ): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(file, args, {
-      env: opts.env ?? process.env,
-      stdio: ['pipe', 'pipe', 'pipe'],
-      timeout: opts.timeoutMs,
-    });
+    const child = spawn(file, args, { env: opts.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'], detached: opts.timeoutMs !== undefined });
+    let timedOut = false;
+    const timer =
+      opts.timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            timedOut = true;
+            try {
+              process.kill(-child.pid!, 'SIGKILL');
+            } catch {
+              // already gone
+            }
+          }, opts.timeoutMs);
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on('data', (b: Buffer) => out.push(b));
     child.stderr.on('data', (b: Buffer) => err.push(b));
-    child.on('error', reject);
-    child.on('close', (code) =>
-      resolve({ code, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() }),
-    );
+    child.on('error', (e) => (clearTimeout(timer), reject(e)));
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code: timedOut ? null : code, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() });
+    });
     child.stdin.on('error', () => {}); // the program may exit before reading all input
     child.stdin.end(opts.input ?? '');
   });
