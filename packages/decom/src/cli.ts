@@ -8,6 +8,12 @@ import { VERSION } from './util/version.js';
 /** A flag given more than once: each value, in order. */
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
+/** --ssh, the same for every command that reaches hosts (transport/connector.ts). */
+const sshClientOption = () =>
+  new Option('--ssh <client>', "openssh: reach every host through this machine's ssh (default: ssh2, built in; the system's ssh for a host that needs a user certificate, a hardware key, PKCS#11, GSSAPI or a @cert-authority)").choices(
+    ['ssh2', 'openssh'] as const,
+  );
+
 // Subcommands are imported lazily: `decom --help` must not pay for what it does not run.
 const program = new Command('decom')
   .description('Take Kubernetes nodes out of service and leave them provably clean, over SSH.')
@@ -28,6 +34,7 @@ program
   .addOption(new Option('--connection <how>', 'ssh to each host, or run the probe on this machine').choices(['ssh', 'local'] as const).default('ssh' as const))
   .option('--known-hosts <file>', 'known_hosts file to check host keys against (instead of the inventory\'s or ~/.ssh/known_hosts)')
   .option('--accept-new-host-keys', 'record the key of a host seen for the first time (a changed key is always refused)', false)
+  .addOption(sshClientOption())
   .option('--vault-password-file <file>', 'a vault password: a file, or an executable that prints it (again for more vault IDs)', collect, [] as string[])
   .option('--vault-id <[label@]source>', 'a vault password by vault ID: a file, an executable, or "prompt" (again for more)', collect, [] as string[])
   .option('--ask-vault-pass', 'ask for the vault password on the terminal', false)
@@ -74,6 +81,7 @@ program
   .addOption(new Option('--connection <how>', 'ssh to each host, or run on this machine (only on the node itself)').choices(['ssh', 'local'] as const).default('ssh' as const))
   .option('--known-hosts <file>', "known_hosts file to check host keys against (instead of the inventory's or ~/.ssh/known_hosts)")
   .option('--accept-new-host-keys', 'record the key of a host seen for the first time (a changed key is always refused)', false)
+  .addOption(sshClientOption())
   .option('--vault-password-file <file>', 'a vault password: a file, or an executable that prints it (again for more vault IDs)', collect, [] as string[])
   .option('--vault-id <[label@]source>', 'a vault password by vault ID: a file, an executable, or "prompt" (again for more)', collect, [] as string[])
   .option('--ask-vault-pass', 'ask for the vault password on the terminal', false)
@@ -118,6 +126,7 @@ program
   .addOption(new Option('--connection <how>', 'ssh to each host, or probe this machine (a DaemonSet pod with the host mounted)').choices(['ssh', 'local'] as const).default('ssh' as const))
   .option('--known-hosts <file>', "known_hosts file to check host keys against (instead of the inventory's or ~/.ssh/known_hosts)")
   .option('--accept-new-host-keys', 'record the key of a host seen for the first time (a changed key is always refused)', false)
+  .addOption(sshClientOption())
   .option('--vault-password-file <file>', 'a vault password: a file, or an executable that prints it (again for more vault IDs)', collect, [] as string[])
   .option('--vault-id <[label@]source>', 'a vault password by vault ID: a file, an executable, or "prompt" (again for more)', collect, [] as string[])
   .option('--ask-vault-pass', 'ask for the vault password on the terminal', false)

@@ -6,7 +6,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { askedPassword, etcdGroupOf, loadInventory, vaultSourcesOf, reachHosts, resolveTargets, type Host } from '../inventory/index.js';
-import { connector, maxOutputOf } from '../transport/connector.js';
+import { connector, maxOutputOf, type SshClient } from '../transport/connector.js';
 import type { Transport } from '../transport/types.js';
 import { apiSource, kubeClients } from '../cluster/kubeconfig.js';
 import { inputError } from '../util/errors.js';
@@ -36,6 +36,7 @@ export interface AuditFlags {
   connection: 'ssh' | 'local';
   knownHosts?: string;
   acceptNewHostKeys: boolean;
+  ssh?: SshClient;
   vaultPasswordFile: string[];
   vaultId: string[];
   askVaultPass: boolean;

@@ -3,8 +3,9 @@
  * `ssh -G`, and the SshTarget made of what it prints (hostname, port, user, keys, jump
  * hosts, ProxyCommand, known_hosts files, timeouts), with what decom does not honour named.
  */
+import { existsSync, readFileSync } from 'node:fs';
 import { homedir, hostname, userInfo } from 'node:os';
-import { inputError } from '../util/errors.js';
+import { expandHome } from '../util/paths.js';
 import { run } from '../util/run.js';
 import { HOST_KEYS_ALWAYS_CHECKED, type Reach, type ReachWarning } from './connection.js';
 import type { SshTarget } from '../transport/types.js';
@@ -96,12 +97,40 @@ const IGNORED: [key: string, off: string[], name: string, why: string][] = [
   ['forwardagent', ['no', 'false'], 'ForwardAgent', 'decom never forwards the agent to a node'],
 ];
 
-/** What needs the credentials of part two: refused by name. */
-const REFUSED: [key: string, none: string[], name: string][] = [
+/** What the ssh2 library cannot do: a host whose connection sets one of these is reached through the system's ssh. */
+const NEEDS_OPENSSH: [key: string, off: string[], name: string][] = [
   ['certificatefile', ['none'], 'CertificateFile'],
   ['pkcs11provider', ['none'], 'PKCS11Provider'],
   ['securitykeyprovider', ['internal'], 'SecurityKeyProvider'],
 ];
+
+/**
+ * GSSAPIAuthentication yes with a Kerberos ticket to log in with. Debian's own
+ * /etc/ssh/ssh_config turns GSSAPI on for every host: without a ticket it is never used.
+ */
+function kerberosLogin(v: SshConfigValues): boolean {
+  if (first(v, 'gssapiauthentication') !== 'yes') return false;
+  return !!process.env.KRB5CCNAME || existsSync(`/tmp/krb5cc_${process.getuid?.() ?? ''}`);
+}
+
+/**
+ * A key file ssh would offer that ssh2 cannot: one with a certificate beside it
+ * (KEY-cert.pub, which ssh offers with it), or a hardware key (sk-: FIDO).
+ */
+function keyNeedingOpenSsh(files: string[]): string | undefined {
+  for (const f of files) {
+    if (!existsSync(f)) continue;
+    if (existsSync(`${f}-cert.pub`)) return `the certificate beside ${f} (${f}-cert.pub)`;
+    let type = '';
+    try {
+      type = readFileSync(`${f}.pub`, 'utf8').split(/\s/, 1)[0] ?? '';
+    } catch {
+      /* no public half beside it: not a hardware key's stub we can tell */
+    }
+    if (type.startsWith('sk-')) return `the hardware key ${f} (${type})`;
+  }
+  return undefined;
+}
 
 /** Where a setting ssh -G reports was written, when the inventory's own words hold it; else the OpenSSH config. */
 function sourceOf(reach: Reach, name: string): string {
@@ -113,17 +142,17 @@ function sourceOf(reach: Reach, name: string): string {
 /**
  * The SshTarget ssh -G's answer gives, over the inventory's own (`inventoryTarget`:
  * name, become, the inventory's key file); the warnings of what it sets that decom
- * does not honour. A setting that needs part two's credentials is refused, by name.
+ * does not honour. What only OpenSSH can do (a certificate, a hardware key, PKCS#11,
+ * GSSAPI) is named in `needsOpenSsh`: the host is reached through the system's ssh.
  */
 export function targetFromSshConfig(inventoryTarget: SshTarget, reach: Reach, v: SshConfigValues): { target: SshTarget; warnings: ReachWarning[] } {
   const warnings: ReachWarning[] = [];
-  const name = inventoryTarget.name;
-  for (const [key, none, setting] of REFUSED) {
+  let needsOpenSsh: string | undefined;
+  for (const [key, off, setting] of NEEDS_OPENSSH) {
     const value = first(v, key);
-    if (value !== undefined && !none.includes(value.toLowerCase())) {
-      throw inputError(`${name}: ${sourceOf(reach, setting)} sets ${setting}: decom does not log in with certificates or hardware keys yet; give the host a key file or load one into ssh-agent`);
-    }
+    if (value !== undefined && !off.includes(value.toLowerCase())) needsOpenSsh ??= `${setting} in ${sourceOf(reach, setting)}`;
   }
+  if (kerberosLogin(v)) needsOpenSsh ??= `GSSAPIAuthentication in ${sourceOf(reach, 'GSSAPIAuthentication')}, with a Kerberos ticket`;
   for (const [key, off, setting, why] of IGNORED) {
     const value = first(v, key);
     if (value !== undefined && !off.includes(value.toLowerCase())) warnings.push({ text: `${setting} ${value} in ${sourceOf(reach, setting)} is ignored: ${why}` });
@@ -173,7 +202,10 @@ export function targetFromSshConfig(inventoryTarget: SshTarget, reach: Reach, v:
     connectTimeoutSec: timeout && /^[0-9]+$/.test(timeout) && Number(timeout) > 0 ? Number(timeout) : inventoryTarget.connectTimeoutSec,
     identityFiles: identityFiles.filter((f) => f !== inventoryTarget.privateKeyFile),
     identitiesOnly: first(v, 'identitiesonly') === 'yes',
+    sshOptions: reach.options,
   };
+  needsOpenSsh ??= keyNeedingOpenSsh([...(inventoryTarget.privateKeyFile ? [expandHome(inventoryTarget.privateKeyFile)] : []), ...identityFiles]);
+  if (needsOpenSsh) target.needsOpenSsh = needsOpenSsh;
   delete target.proxyCommand;
   delete target.knownHostsFile;
   if (command && command.toLowerCase() !== 'none') target.proxyCommand = command;

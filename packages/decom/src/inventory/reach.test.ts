@@ -298,11 +298,25 @@ const CASES: Record<string, () => Promise<void>> = {
     const { warnings } = await reach(withConfig('Host node1\n  ForwardAgent yes\n'));
     expect(warnings).toEqual([expect.stringMatching(/ForwardAgent yes in the OpenSSH config \(ssh -G\) is ignored: decom never forwards the agent/)]);
   },
-  '`CertificateFile`, `PKCS11Provider`, `SecurityKeyProvider`': async () => {
+  '`CertificateFile`, `PKCS11Provider`, `SecurityKeyProvider`, a `KEY-cert.pub` beside a key, a hardware key (`sk-`), `GSSAPIAuthentication` with a Kerberos ticket': async () => {
     for (const line of ['CertificateFile DIR/cert.pub', 'PKCS11Provider /usr/lib/opensc-pkcs11.so', 'SecurityKeyProvider /usr/lib/sk.so']) {
       const setting = line.split(' ')[0]!;
-      expect(await refusal(withConfig(`Host node1\n  ${line}\n`))).toMatch(new RegExp(`^node1: the OpenSSH config \\(ssh -G\\) sets ${setting}: decom does not log in with`));
+      const { hosts } = await reach(withConfig(`Host node1\n  ${line}\n`));
+      expect(hosts.get('node1')!.needsOpenSsh, setting).toBe(`${setting} in the OpenSSH config (ssh -G)`);
     }
+    // ssh offers KEY-cert.pub with KEY; an sk- key needs the FIDO token: files beside the key say which.
+    const pub = 'AAAAC3NzaC1lZDI1NTE5AAAAIGm7pQ2rZ6bVZ6v1mU6bS2xq0Jr2w4iX0lYqJ9m3sQ0k';
+    const cert = await reach(ini('node1 ansible_ssh_private_key_file=DIR/id_cert', { id_cert: 'key\n', 'id_cert-cert.pub': `ssh-ed25519-cert-v01@openssh.com ${pub}\n` }));
+    expect(cert.hosts.get('node1')!.needsOpenSsh).toMatch(/^the certificate beside \S+\/id_cert \(\S+\/id_cert-cert\.pub\)$/);
+    const sk = await reach(ini('node1 ansible_ssh_private_key_file=DIR/id_sk', { id_sk: 'key\n', 'id_sk.pub': `sk-ssh-ed25519@openssh.com ${pub}\n` }));
+    expect(sk.hosts.get('node1')!.needsOpenSsh).toMatch(/^the hardware key \S+\/id_sk \(sk-ssh-ed25519@openssh\.com\)$/);
+    // Debian's ssh_config turns GSSAPI on for every host: without a ticket it is not a reason.
+    vi.stubEnv('KRB5CCNAME', '');
+    const plainKey = await reach(withConfig('Host node1\n  GSSAPIAuthentication yes\n'));
+    expect(plainKey.hosts.get('node1')!.needsOpenSsh).toBeUndefined();
+    vi.stubEnv('KRB5CCNAME', 'FILE:/tmp/krb5cc_test');
+    const kerberos = await reach(withConfig('Host node1\n  GSSAPIAuthentication yes\n'));
+    expect(kerberos.hosts.get('node1')!.needsOpenSsh).toBe('GSSAPIAuthentication in the OpenSSH config (ssh -G), with a Kerberos ticket');
   },
 };
 

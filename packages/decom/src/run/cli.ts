@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { addressesOf, askedPassword, etcdGroupOf, hostOf, loadInventory, vaultSourcesOf, nodeNamed, nodeNameOf, reachHosts, resolveTargets, type Host } from '../inventory/index.js';
-import { connector, maxOutputOf } from '../transport/connector.js';
+import { connector, maxOutputOf, type SshClient } from '../transport/connector.js';
 import { inputError, UserError } from '../util/errors.js';
 import { EXIT } from '../util/exit-codes.js';
 import { countOrPercent, duration, percent, seconds } from '../util/flags.js';
@@ -31,6 +31,7 @@ export interface RunFlags {
   connection: 'ssh' | 'local';
   knownHosts?: string;
   acceptNewHostKeys: boolean;
+  ssh?: SshClient;
   vaultPasswordFile: string[];
   vaultId: string[];
   askVaultPass: boolean;

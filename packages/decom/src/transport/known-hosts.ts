@@ -6,8 +6,9 @@ import { dirname } from 'node:path';
 /**
  * OpenSSH known_hosts, as `ssh` reads it: plain and hashed host lists, wildcards,
  * negation, `[host]:port` for non-22 ports, `@revoked`. `@cert-authority` lines
- * are skipped (decom does not verify host certificates). Pure functions plus one
- * reader and one appender.
+ * are not checked here (ssh2 verifies no host certificate): a host they alone vouch for
+ * is reached through OpenSSH, which checks them. Pure functions plus one reader and one
+ * appender.
  */
 
 export interface KnownHostEntry {
@@ -101,6 +102,17 @@ export type HostKeyVerdict =
 export function entriesFor(entries: KnownHostEntry[], host: string, port: number): KnownHostEntry[] {
   const name = knownHostName(host, port);
   return entries.filter((e) => e.marker !== 'cert-authority' && hostsMatch(e.hosts, name));
+}
+
+/**
+ * The @cert-authority line that vouches for host:port when no key of its own is recorded:
+ * such a host can only be checked by a client that asks for host certificates (OpenSSH;
+ * ssh2 offers none).
+ */
+export function certAuthorityOnly(entries: KnownHostEntry[], host: string, port: number): KnownHostEntry | undefined {
+  if (entriesFor(entries, host, port).some((e) => e.marker === undefined)) return undefined;
+  const name = knownHostName(host, port);
+  return entries.find((e) => e.marker === 'cert-authority' && hostsMatch(e.hosts, name));
 }
 
 /** How the key a server offered stands against known_hosts. */

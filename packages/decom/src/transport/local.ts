@@ -2,18 +2,8 @@
 import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import { Duplex } from 'node:stream';
-import {
-  CLIENT_GRACE_SEC,
-  DEFAULT_MAX_OUTPUT_MIB,
-  OUTPUT_AFTER_EXIT_MS,
-  OutputCap,
-  checkTimeout,
-  commandArgv,
-  finishResult,
-  signalCode,
-  unixConnectAddress,
-  type RawResult,
-} from './command.js';
+import { DEFAULT_MAX_OUTPUT_MIB, OutputCap, checkTimeout, commandArgv, finishResult, unixConnectAddress } from './command.js';
+import { spawnCollect } from './spawn-collect.js';
 import { TransportError, type ExecOptions, type ExecResult, type Transport } from './types.js';
 
 /**
@@ -50,62 +40,4 @@ export function localTransport(name = 'localhost', root?: string, maxOutputMiB =
       closed = true;
     },
   };
-}
-
-function spawnCollect(name: string, file: string, args: string[], stdin: string | Buffer | undefined, timeoutSec: number, cap: OutputCap): Promise<RawResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { stdio: ['pipe', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    let code: number | undefined;
-    let settled = false;
-    let outputTimer: NodeJS.Timeout | undefined;
-    const settle = (f: () => void) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(deadline);
-      clearTimeout(outputTimer);
-      f();
-    };
-    const succeed = () => settle(() => resolve({ code: code!, stdout: Buffer.concat(out), stderr: Buffer.concat(err) }));
-    const limitSec = timeoutSec + CLIENT_GRACE_SEC;
-    const deadline = setTimeout(
-      () =>
-        settle(() => {
-          child.kill('SIGKILL');
-          reject(new TransportError(name, 'timeout', `no exit status ${limitSec}s after the command started; killed it`));
-        }),
-      limitSec * 1000,
-    );
-    // Past the cap nothing more is kept: the child is killed and its pipes closed, so the script's next write ends it too.
-    const keep = (into: Buffer[]) => (b: Buffer) => {
-      if (cap.take(b)) into.push(b);
-      else {
-        settle(() => {
-          child.kill('SIGKILL');
-          child.stdout.destroy();
-          child.stderr.destroy();
-          reject(cap.exceeded());
-        });
-      }
-    };
-    child.stdout.on('data', keep(out));
-    child.stderr.on('data', keep(err));
-    child.on('error', (e) => settle(() => reject(new TransportError(name, 'exec', `cannot run ${file}: ${e.message}`))));
-    // As over SSH: once the script exited, a background process holding its
-    // stdout open delays the result by at most OUTPUT_AFTER_EXIT_MS.
-    child.on('exit', (status, signal) => {
-      code = status ?? signalCode(signal);
-      outputTimer = setTimeout(() => {
-        succeed();
-        child.stdout.destroy();
-        child.stderr.destroy();
-      }, OUTPUT_AFTER_EXIT_MS);
-    });
-    child.on('close', () => {
-      if (code !== undefined) succeed();
-    });
-    child.stdin.on('error', () => {}); // the script may exit without reading its input
-    child.stdin.end(stdin ?? '');
-  });
 }

@@ -13,6 +13,7 @@ import {
 } from './known-hosts.js';
 import { authHandler, type Credentials } from './ssh-auth.js';
 import type { Dialed } from './dial.js';
+import { hopLabel, type Hop } from './jump.js';
 import { TransportError, type SshTarget } from './types.js';
 
 /**
@@ -20,17 +21,6 @@ import { TransportError, type SshTarget } from './types.js';
  * the server's host key against known_hosts before anything else is sent. Every
  * failure becomes a one-line TransportError naming the step.
  */
-
-/** One machine on the way: a jump host or the node itself. */
-export interface Hop {
-  user: string;
-  address: string;
-  port: number;
-  /** True for ProxyJump hosts (messages say "jump host ..."). */
-  isJump: boolean;
-}
-
-export const hopLabel = (h: Hop): string => `${h.user}@${h.address}:${h.port}`;
 
 export interface HostKeyPolicy {
   /** Checked first, and where accept-new records a key. */

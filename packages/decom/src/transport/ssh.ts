@@ -8,15 +8,12 @@ import {
   DEFAULT_MAX_OUTPUT_MIB,
   OUTPUT_AFTER_EXIT_MS,
   OutputCap,
-  SUDO_OK_MARKER,
   checkTimeout,
   commandArgv,
   finishResult,
   shellCommand,
   signalCode,
-  sudoProbeArgv,
   unixConnectAddress,
-  type Become,
   type RawResult,
 } from './command.js';
 import type { Dialed } from './dial.js';
@@ -24,7 +21,9 @@ import { Limiter } from './limiter.js';
 import { expandHome } from '../util/paths.js';
 import { expandProxyCommand, proxyCommandStream } from './proxy-command.js';
 import { loadCredentials } from './ssh-auth.js';
-import { forwardThrough, hopLabel, openHop, type Hop, type HostKeyPolicy } from './ssh-connect.js';
+import { SudoGate, sudoBridgeCommand, sudoLetIn } from './sudo-gate.js';
+import { hopLabel, parseJump, type Hop } from './jump.js';
+import { forwardThrough, openHop, type HostKeyPolicy } from './ssh-connect.js';
 import { TransportError, type ExecOptions, type ExecResult, type SshTarget, type Transport } from './types.js';
 
 export interface ConnectOptions {
@@ -39,20 +38,6 @@ export interface ConnectOptions {
 }
 
 export const DEFAULT_MAX_CHANNELS = 4;
-
-/** One ProxyJump hop, `[user@]host[:port]` (IPv6 as `[addr]:port`); the user defaults to the node's. */
-export function parseJump(spec: string, defaultUser: string, name: string): Hop {
-  const at = spec.lastIndexOf('@');
-  const user = at >= 0 ? spec.slice(0, at) : defaultUser;
-  const rest = at >= 0 ? spec.slice(at + 1) : spec;
-  const m = /^\[([^\]]+)\](?::(\d+))?$/.exec(rest) ?? /^([^:]+)(?::(\d+))?$/.exec(rest) ?? [rest, rest, undefined];
-  const address = m[1] ?? '';
-  const port = m[2] === undefined ? 22 : Number(m[2]);
-  if (!user || !address || !Number.isInteger(port) || port < 1 || port > 65535) {
-    throw new TransportError(name, 'connect', `bad ProxyJump hop "${spec}": expected [user@]host[:port]`);
-  }
-  return { user, address, port, isJump: true };
-}
 
 /**
  * Opens the one SSH connection to a node (through its jump hosts, if any) that
@@ -135,7 +120,7 @@ class SshTransport implements Transport {
   /** Rejecters of the commands in flight, called when the connection goes. */
   private readonly running = new Set<(e: TransportError) => void>();
   private readonly closed: Promise<void>[];
-  private sudoNeedsPassword?: Promise<boolean>;
+  private readonly sudo: SudoGate;
 
   constructor(
     private readonly target: SshTarget,
@@ -147,6 +132,7 @@ class SshTransport implements Transport {
     this.host = target.name;
     this.client = clients[clients.length - 1]!;
     this.label = hopLabel(hops[hops.length - 1]!);
+    this.sudo = new SudoGate(target, (command) => this.limiter.run(() => this.runChannel(command, Buffer.alloc(0), 30)));
     let lastError: string | undefined;
     this.closed = clients.map((c, i) => {
       const who = hops[i]!.isJump ? `jump host ${hopLabel(hops[i]!)}: ` : '';
@@ -162,7 +148,7 @@ class SshTransport implements Transport {
 
   async exec(script: string, opts: ExecOptions = {}): Promise<ExecResult> {
     const timeoutSec = checkTimeout(this.host, opts.timeoutSec);
-    const become = await this.become(opts.sudo ?? this.target.become);
+    const become = await this.sudo.become(opts.sudo ?? this.target.become);
     const input = toBuffer(opts.stdin);
     // The password line goes first, for sudo -S; never on a command line.
     const stdin = become?.withPassword ? Buffer.concat([Buffer.from(`${this.target.becomePassword}\n`), input]) : input;
@@ -173,30 +159,16 @@ class SshTransport implements Transport {
 
   async openUnixSocket(path: string, opts: { sudo?: boolean } = {}): Promise<Duplex> {
     const address = unixConnectAddress(this.host, path);
-    const become = await this.become(opts.sudo ?? this.target.become);
+    const become = await this.sudo.become(opts.sudo ?? this.target.become);
     if (this.lost !== undefined) throw this.droppedError(false);
     const what = `${this.label}:${path}`;
+    const opened = (e: Error | undefined, ch: ClientChannel, resolve: (d: Duplex) => void, reject: (e: Error) => void) =>
+      e ? reject(new TransportError(this.host, 'exec', `cannot open ${what}: ${e.message}`)) : resolve(ch);
     return new Promise((resolve, reject) => {
-      const done = (e: Error | undefined, ch: ClientChannel) =>
-        e ? reject(new TransportError(this.host, 'exec', `cannot open ${what}: ${e.message}`)) : resolve(ch);
-      if (!become) return this.client.openssh_forwardOutStreamLocal(path, done);
-      const argv = become.withPassword ? ['sudo', '-S', '-k', '-p', '', '-u', become.user] : ['sudo', '-n', '-u', become.user];
-      // The stream is handed over only once sudo has let us in (its marker on stderr):
-      // before that, nothing but the password line may be written to it.
-      const bridge = [...argv, '--', '/bin/sh', '-c', `echo '${SUDO_OK_MARKER}' >&2; exec "$@"`, 'sh', 'socat', '-', address];
-      this.client.exec(shellCommand(bridge), (e, ch) => {
-        if (e) return done(e, ch);
-        let said = '';
-        const onErr = (b: Buffer) => {
-          said += b.toString();
-          if (!said.includes(SUDO_OK_MARKER)) return;
-          ch.stderr.off('data', onErr);
-          ch.off('close', onClose);
-          done(undefined, ch);
-        };
-        const onClose = () => reject(new TransportError(this.host, 'sudo', `cannot open ${what} through sudo: ${said.trim().split('\n').pop() || 'the session ended'}`));
-        ch.stderr.on('data', onErr);
-        ch.once('close', onClose);
+      if (!become) return this.client.openssh_forwardOutStreamLocal(path, (e, ch) => opened(e, ch, resolve, reject));
+      this.client.exec(sudoBridgeCommand(become, address), (e, ch) => {
+        if (e) return opened(e, ch, resolve, reject);
+        sudoLetIn(this.host, what, ch.stderr, (ended) => ch.once('close', ended)).then(() => resolve(ch), reject);
         if (become.withPassword) ch.write(`${this.target.becomePassword}\n`);
       });
     });
@@ -209,25 +181,6 @@ class SshTransport implements Transport {
     for (const c of [...this.clients].reverse()) c.end();
     await Promise.race([Promise.all(this.closed), new Promise((r) => setTimeout(r, 2000).unref())]);
     for (const c of this.clients) c.destroy();
-  }
-
-  /** sudo is skipped when the login user already is the become user. */
-  private async become(wanted: boolean): Promise<Become | undefined> {
-    const { user, becomeUser, becomePassword } = this.target;
-    if (!wanted || user === becomeUser) return undefined;
-    // sudo -S reads one line: a newline in the password would leave the rest in the script's input.
-    if (becomePassword?.includes('\n')) throw new TransportError(this.host, 'sudo', 'ansible_become_password holds a line break, which sudo -S cannot take');
-    if (becomePassword === undefined) return { user: becomeUser, withPassword: false };
-    // With NOPASSWD, sudo -S would not read the password line and the script would
-    // get it on its stdin: ask sudo once per connection whether it wants one.
-    this.sudoNeedsPassword ??= this.limiter
-      .run(() => this.runChannel(shellCommand(sudoProbeArgv(becomeUser)), Buffer.alloc(0), 30))
-      .then((r) => r.code !== 0)
-      .catch((e: unknown) => {
-        this.sudoNeedsPassword = undefined;
-        throw e;
-      });
-    return { user: becomeUser, withPassword: await this.sudoNeedsPassword };
   }
 
   private droppedError(whileRunning: boolean): TransportError {

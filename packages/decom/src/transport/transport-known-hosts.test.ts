@@ -17,7 +17,7 @@ import {
   parseKnownHosts,
 } from './known-hosts.js';
 import { hostKeyAlgorithms } from './ssh-connect.js';
-import { parseJump } from './ssh.js';
+import { parseJump } from './jump.js';
 import { TransportError } from './types.js';
 import { tempDir } from '../../test/helpers/temp.js';
 

@@ -1,6 +1,7 @@
 /**
  * The transport (src/transport) against real OpenSSH sshd processes on 127.0.0.1 (started
- * here, stopped by PID in afterAll), and the local transport against the same scripts.
+ * here, stopped by PID in afterAll): ssh2 and the system's ssh (the OpenSSH transport),
+ * and the local transport, against the same scripts.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes, createHash } from 'node:crypto';
@@ -11,6 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { connectSsh, localTransport, TransportError, type SshTarget, type Transport } from './index.js';
 import { shQuote } from '../util/run.js';
 import { unixConnectAddress } from './command.js';
+import { connectOpenSsh } from './openssh.js';
 import {
   descendants,
   fingerprintOf,
@@ -110,12 +112,14 @@ const establishedTo = (port: number) => sh('ss', ['-Htn', 'state', 'established'
 /** Same behaviour over SSH and locally: the contract of exec(). */
 const transports: Array<[string, () => Promise<Transport>]> = [
   ['ssh', () => connectSsh(targetFor(main))],
+  ['openssh', () => connectOpenSsh(targetFor(main))],
   ['local', async () => localTransport('n1')],
 ];
 
 /** The same, with a cap of 1 MiB on one exec's answer (--max-output 1). */
 const capped: Array<[string, () => Promise<Transport>]> = [
   ['ssh', () => connectSsh(targetFor(main), { maxOutputMiB: 1 })],
+  ['openssh', () => connectOpenSsh(targetFor(main), { maxOutputMiB: 1 })],
   ['local', async () => localTransport('n1', undefined, 1)],
 ];
 
@@ -543,7 +547,17 @@ describe('a dropped connection', () => {
   });
 });
 
-describe('sudo', () => {
+const clients = [
+  ['ssh2', connectSsh],
+  ['openssh', connectOpenSsh],
+] as const;
+
+describe.each(clients)('sudo over %s', (_client, connectWith) => {
+  const connect = async (target: SshTarget): Promise<Transport> => {
+    const t = await connectWith(target);
+    open.push(t);
+    return t;
+  };
   /**
    * sudo is not installed on every test machine, so this sshd puts a stand-in on
    * PATH that follows sudo's command-line contract (-n, -S, -k, -p, -u, --), keeps

@@ -92,6 +92,13 @@ export interface SshTarget {
   /** OpenSSH's ServerAliveInterval and ServerAliveCountMax (0: decom's own, 10 s and 3). */
   serverAliveIntervalSec?: number;
   serverAliveCountMax?: number;
+  /**
+   * The options decom gave `ssh -G` for this host (Ansible's ssh command line: -F, ssh_args,
+   * common and extra args): the OpenSSH transport gives ssh the same.
+   */
+  sshOptions?: string[];
+  /** Why this host needs the system's OpenSSH client (a user certificate, a hardware key, PKCS#11, GSSAPI): said in messages. */
+  needsOpenSsh?: string;
   /** ansible_connection=local: the host is this machine, reached without SSH. */
   connection?: 'local';
 }

@@ -55,8 +55,9 @@ export async function askSecret(question: string, flag: string): Promise<string>
     throw inputError(`${flag}: no terminal to ask on; give the password another way (a file)`);
   }
   try {
-    writeSync(tty, question);
-    const r = spawnSync('/bin/sh', ['-c', `trap 'stty echo' EXIT HUP INT TERM; stty -echo; IFS= read -r secret; printf '%s' "$secret"`], { stdio: [tty, 'pipe', 'ignore'] });
+    // Echo goes off before the prompt shows: a password typed at once after it is never echoed.
+    const script = `trap 'stty echo' EXIT HUP INT TERM; stty -echo; printf '%s' "$1" >&2; IFS= read -r secret; printf '%s' "$secret"`;
+    const r = spawnSync('/bin/sh', ['-c', script, 'sh', question], { stdio: [tty, 'pipe', tty] });
     writeSync(tty, '\n');
     if (r.status !== 0) throw inputError(`${flag}: nothing was typed`);
     return r.stdout.toString();

@@ -1,6 +1,6 @@
 /** `decom verify`'s command: the inventory read, the targets resolved, the API asked when a kubeconfig is found, the hosts verified and the report printed. */
 import { askedPassword, etcdGroupOf, loadInventory, vaultSourcesOf, reachHosts, resolveTargets, type Host } from '../inventory/index.js';
-import { connector, maxOutputOf } from '../transport/connector.js';
+import { connector, maxOutputOf, type SshClient } from '../transport/connector.js';
 import { apiSource, kubeconfigFiles, operatorIdentity } from '../cluster/kubeconfig.js';
 import { forksOf } from '../util/pool.js';
 import { exitCode, renderJson, renderText, verify } from './verify.js';
@@ -11,6 +11,7 @@ export interface VerifyFlags {
   connection: 'ssh' | 'local';
   knownHosts?: string;
   acceptNewHostKeys: boolean;
+  ssh?: SshClient;
   vaultPasswordFile: string[];
   vaultId: string[];
   askVaultPass: boolean;

@@ -151,6 +151,37 @@ describe('the audit as deployed: image, DaemonSet and CronJob run by the sandbox
     expect([...perResource.keys()].filter((u) => u.endsWith('/secrets'))).toEqual([]);
   });
 
+  it("a shard run with --ssh openssh, the image's ssh as user 65532 on its read-only root, reports what the same shard found over ssh2", async () => {
+    // The CronJob's own template (its user, read-only root and /tmp emptyDir), one pod: the shard that holds node2 and its
+    // residue, as audit-1 above ran it over ssh2, with --ssh openssh. A sampler reads /proc every 50 ms for the transport's
+    // ssh processes (not ssh -G, which decom runs over ssh2 too).
+    const template = json('-n', 'decom', 'get', 'cronjob', 'decom-audit').spec.jobTemplate.spec;
+    const viaSsh2 = JSON.parse(readFileSync(join(STATE_DIR, 'shared', 'runs', 'audit-1', 'shard-1.json'), 'utf8')) as Any;
+    template.template.spec.containers[0].args = [
+      [
+        'out=/reports/runs/openssh-1; mkdir -p "$out" || exit 2',
+        'echo "uid $(id -u), root $(touch /.w 2>/dev/null && echo writable || echo read-only), TMPDIR ${TMPDIR:-unset}"',
+        `( while :; do for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' <"$f"; echo; done | grep -E '^(/usr/bin/)?ssh[: ]' | grep -v '^[^ ]* -G '; sleep 0.05; done ) >/tmp/seen 2>/dev/null &`,
+        'decom audit /etc/decom/inventory/hosts.yaml --shard 1/3 --ssh openssh --known-hosts /etc/decom/ssh/known_hosts --output json > "$out/shard-1.json"',
+        'rc=$?; kill $!',
+        'echo "decom exit $rc, ssh processes seen: $(sort -u /tmp/seen | grep -c .)"',
+        'case $rc in 0|1|3) exit 0 ;; *) exit $rc ;; esac',
+      ].join('\n'),
+    ];
+    apply('openssh.yaml', [{ apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'openssh-1', namespace: 'decom' }, spec: { ...template, completions: 1, parallelism: 1, backoffLimit: 0 } }]);
+    await until(jobDone('openssh-1'), 60_000, 'Job openssh-1 finished');
+    const log = ok('-n', 'decom', 'logs', 'job/openssh-1');
+    expect(json('-n', 'decom', 'get', 'job', 'openssh-1').status.succeeded, log).toBe(1);
+    expect(log).toContain('uid 65532, root read-only, TMPDIR unset');
+    expect(log, log).toMatch(/^decom exit 1, ssh processes seen: [1-9]\d*$/m);
+
+    const viaOpenssh = JSON.parse(readFileSync(join(STATE_DIR, 'shared', 'runs', 'openssh-1', 'shard-1.json'), 'utf8')) as Any;
+    expect(viaOpenssh.shard).toBe('1/3');
+    expect((viaOpenssh.hosts as Any[]).map((h) => [h.host, h.reachable, h.error])).toEqual([['node2', true, undefined]]);
+    expect(findingsOf(viaOpenssh).hosts[0]?.findings.length).toBeGreaterThan(0);
+    expect(findingsOf(viaOpenssh)).toEqual(findingsOf(viaSsh2));
+  });
+
   it("the ClusterRole lets the audit read and never write: a fix is refused by the API, in one line", async () => {
     // A pod stuck Terminating on node3, whose kubelet is gone and whose containers died with it.
     ok('run', 'lost', '--image=registry.k8s.io/busybox:sandbox', '--restart=Never', '--overrides={"spec":{"nodeName":"node3"}}', '--', 'sleep', '3600');

@@ -7,14 +7,15 @@
 // leaves node2 clean (the independent checker after); an unknown host key is refused whatever
 // kubespray's ansible.cfg and the bastion turn off, each setting named; ansible_connection=docker
 // is refused by name. ssh reads ~/.ssh from the passwd home, not $HOME: every ansible and decom
-// runs in a mount namespace of its own where a test .ssh is bound over that home's .ssh.
-import { execFile, execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
-import { hostname, userInfo } from 'node:os';
+// runs in a mount namespace of its own where the test home is bound over that home (helpers/home.ts).
+import { execFile, execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addrOf, CLI, down, ssh, sshArgv, STATE_DIR, up } from '../helpers/sandbox.js';
+import { ansible, closeControlMasters, decomIn, homes, shown, write, type Home, type Outcome } from '../helpers/home.js';
+import { addrOf, down, ssh, sshArgv, STATE_DIR, up } from '../helpers/sandbox.js';
 import { leftovers } from '../helpers/residue.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -29,8 +30,6 @@ const KBD_PORT = 2202;
 const FIREWALLED = 'node2';
 const KEY = join(STATE_DIR, 'id_ed25519');
 const KNOWN_HOSTS = join(STATE_DIR, 'known_hosts');
-/** The .ssh ssh reads (getpwuid's home, whatever $HOME says): a test .ssh is bound over it in each run's namespace. */
-const PASSWD_SSH = join(userInfo().homedir, '.ssh');
 
 /** The sandbox's login options (key, pinned host keys, no prompt), as the test helpers log in. */
 const PINNED = ['-i', KEY, '-o', `UserKnownHostsFile=${KNOWN_HOSTS}`, '-o', 'StrictHostKeyChecking=yes', '-o', 'BatchMode=yes'];
@@ -47,67 +46,12 @@ ssh_args = -o ControlMaster=auto -o ControlPersist=30m -o ConnectionAttempts=100
 host_key_checking=False
 `;
 
-interface Outcome {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-const shown = (o: Outcome) => `exit ${o.code}\nstdout: ${o.stdout}\nstderr: ${o.stderr}`;
-
-/** A test home: its .ssh holds `known_hosts` (the sandbox's unless given) and `files`; the run's cwd is its parent. */
-interface Home {
-  dir: string;
-  home: string;
-}
-
-/**
- * Runs `argv` with `home` as the home of ssh, Ansible and decom: in a private mount namespace
- * where home/.ssh is bound over the passwd home's .ssh, HOME=home (Ansible's ~/.ansible, decom's
- * ~/.ssh and ~/.kube), no agent, no ANSIBLE_* or KUBECONFIG of the caller's. Never rejects.
- */
-async function inHome(h: Home, argv: string[]): Promise<Outcome> {
-  const env: NodeJS.ProcessEnv = { ...process.env, HOME: h.home };
-  for (const k of Object.keys(env)) if (/^(ANSIBLE_|SSH_AUTH_SOCK$|SSH_AGENT_PID$|KUBECONFIG$)/.test(k)) delete env[k];
-  try {
-    const r = await execFileAsync(
-      'unshare',
-      ['--mount', '--propagation', 'private', 'sh', '-c', 'mount --bind "$1" "$2" && shift 2 && exec "$@"', 'sh', join(h.home, '.ssh'), PASSWD_SSH, ...argv],
-      { cwd: h.dir, env, encoding: 'utf8', timeout: 200_000, maxBuffer: 64 << 20 },
-    );
-    return { code: 0, stdout: r.stdout, stderr: r.stderr };
-  } catch (e) {
-    const x = e as { code?: unknown; stdout?: string; stderr?: string; message: string };
-    return typeof x.code === 'number' ? { code: x.code, stdout: x.stdout ?? '', stderr: x.stderr ?? '' } : { code: -1, stdout: x.stdout ?? '', stderr: `${x.stderr ?? ''}${x.message}` };
-  }
-}
-
-const ansible = (h: Home, inventory: string, host: string, extra: string[] = []) => inHome(h, ['ansible', '-i', inventory, host, '-m', 'raw', '-a', 'true', ...extra]);
-const decomIn = (h: Home, args: string[]) => inHome(h, [process.execPath, CLI, ...args]);
-
 /** The sandbox's known_hosts without the lines of `addr`: that host's key unknown. */
 function knownHostsWithout(addr: string): string {
   const lines = readFileSync(KNOWN_HOSTS, 'utf8').split('\n');
   const kept = lines.filter((l) => !(l.split(/\s+/)[0] ?? '').split(',').some((name) => name === addr || name === `[${addr}]:22`));
   if (kept.length === lines.length) throw new Error(`no line of ${KNOWN_HOSTS} names ${addr}: its format changed?`);
   return kept.join('\n');
-}
-
-/**
- * Closes the ssh control masters (Ansible's ControlPersist) left under a home's ~/.ansible/cp, each
- * by its socket, and waits until none answers: a master exits, and removes its socket, a moment
- * after `-O exit` returns.
- */
-async function closeControlMasters(home: string): Promise<void> {
-  const cp = join(home, '.ansible', 'cp');
-  if (!existsSync(cp)) return;
-  const control = (sock: string, command: 'exit' | 'check') =>
-    spawnSync('ssh', ['-o', `ControlPath=${join(cp, sock)}`, '-O', command, '127.0.0.1'], { stdio: 'ignore', timeout: 10_000 }).status === 0;
-  for (const sock of readdirSync(cp)) control(sock, 'exit');
-  for (let waited = 0; waited < 5_000; waited += 100) {
-    if (!readdirSync(cp).some((sock) => existsSync(join(cp, sock)) && control(sock, 'check'))) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`ssh control masters still listening in ${cp}: ${readdirSync(cp).join(', ')}`);
 }
 
 /** What each reach set-up is, in the tests' words. */
@@ -127,8 +71,7 @@ type SetUp = keyof typeof SETUPS;
 
 describe('every host Ansible reaches, decom reaches: ssh config, ProxyCommand, kubespray bastion, ansible.cfg, ansible_connection', () => {
   const dir = tempDir('decom-reach-');
-  const homes: Home[] = [];
-  let madePasswdSsh = false;
+  const { make: makeHome, all: allHomes } = homes(dir, () => readFileSync(KNOWN_HOSTS, 'utf8'));
   let n1 = '';
   let n2 = '';
   const reach = new Map<SetUp, { ansible: Promise<Outcome>; verify: Promise<Outcome> }>();
@@ -143,31 +86,10 @@ describe('every host Ansible reaches, decom reaches: ssh config, ProxyCommand, k
     return p;
   };
 
-  /** A test home under dir/name: .ssh with known_hosts and `files` (mode 600), the set-up's own files beside it. */
-  const makeHome = (name: string, files: Record<string, string> = {}, knownHosts = readFileSync(KNOWN_HOSTS, 'utf8')): Home => {
-    const h = { dir: join(dir, name), home: join(dir, name, 'home') };
-    mkdirSync(join(h.home, '.ssh'), { recursive: true, mode: 0o700 });
-    writeFileSync(join(h.home, '.ssh', 'known_hosts'), knownHosts, { mode: 0o600 });
-    for (const [f, text] of Object.entries(files)) {
-      mkdirSync(join(h.home, '.ssh', f, '..'), { recursive: true, mode: 0o700 });
-      writeFileSync(join(h.home, '.ssh', f), text, { mode: 0o600 });
-    }
-    homes.push(h);
-    return h;
-  };
-  const write = (h: Home, name: string, text: string): string => {
-    writeFileSync(join(h.dir, name), text);
-    return join(h.dir, name);
-  };
-
   beforeAll(() => {
     up(['--nodes', '2', '--scenario', 'clean,kubespray-leftovers']);
     n1 = addrOf(BASTION_NODE);
     n2 = addrOf(FIREWALLED);
-    if (!existsSync(PASSWD_SSH)) {
-      mkdirSync(PASSWD_SSH, { mode: 0o700 });
-      madePasswdSsh = true;
-    }
     // node2's sshd: open to the bastion, new connections from anyone else reset (quick to fail).
     ssh(FIREWALLED, `iptables -w -I INPUT 1 -p tcp --dport 22 -s ${n1} -j ACCEPT && iptables -w -I INPUT 2 -p tcp --dport 22 --syn -j REJECT --reject-with tcp-reset`);
     // ansible.cfg's user on node1: a deploy user with a key of its own (root does not take it), sudo without a password.
@@ -282,10 +204,9 @@ describe('every host Ansible reaches, decom reaches: ssh config, ProxyCommand, k
   afterAll(async () => {
     await Promise.allSettled(started);
     try {
-      for (const h of homes) await closeControlMasters(h.home);
+      for (const h of allHomes) await closeControlMasters(h.home);
     } finally {
       down();
-      if (madePasswdSsh) rmdirSync(PASSWD_SSH);
     }
   });
 

@@ -24,6 +24,14 @@ describe('the audit image (deploy/Dockerfile), built here with no registry and n
   // As root, to look everywhere in it; `asImageUser` as the image runs (its USER).
   const inImage = (command: string) => buildah(['run', '--network', 'host', ...RUNC_ROOT, '--user', '0:0', CONTAINER, '--', 'sh', '-c', command], `run ${command}`);
   const asImageUser = (command: string) => buildah(['run', '--network', 'host', ...RUNC_ROOT, CONTAINER, '--', 'sh', '-c', command], `run ${command}`);
+  // As the CronJob runs it: user 65532 on a read-only root, /tmp alone writable (its emptyDir). buildah run has no
+  // read-only root: root, with CAP_SYS_ADMIN, remounts it read-only in a mount namespace of its own, then drops to 65532.
+  const readOnlyAsImageUser = (command: string) =>
+    buildah(
+      ['run', '--network', 'host', ...RUNC_ROOT, '--user', '0:0', '--cap-add', 'CAP_SYS_ADMIN', CONTAINER, '--', 'unshare', '--mount', 'sh', '-c',
+        'mount -t tmpfs -o mode=1777 tmpfs /tmp && mount -o remount,bind,ro / && cd /tmp && exec setpriv --reuid 65532 --regid 65532 --clear-groups --inh-caps=-all sh -c "$1"', 'sh', command],
+      `run read-only ${command}`,
+    );
 
   beforeAll(async () => {
     image = await buildAuditImage({ cache: false, log: (l) => process.stderr.write(`image: ${l}\n`) });
@@ -43,6 +51,34 @@ describe('the audit image (deploy/Dockerfile), built here with no registry and n
 
   it("runs decom --version as its own user, not root, and prints package.json's version", async () => {
     expect((await asImageUser('decom --version; id -u')).trim()).toBe(`${VERSION}\n65532`);
+  });
+
+  it("has Debian's OpenSSH client for the OpenSSH transport, and user 65532 a passwd entry (ssh needs one) and a home of its own", async () => {
+    const [version, ...rest] = (await asImageUser('ssh -V 2>&1; id -un; getent passwd 65532; stat -c "%U:%G %a" "$(getent passwd 65532 | cut -d: -f6)"')).trim().split('\n');
+    expect(version).toMatch(/^OpenSSH_9\.2p1 Debian-/);
+    expect(rest).toEqual(['decom', 'decom:x:65532:65532::/home/decom:/usr/sbin/nologin', 'decom:decom 700']);
+  });
+
+  it("runs ssh as the CronJob does, user 65532 on a read-only root with /tmp writable: ssh -G and a connection to a host need no write to the home", async () => {
+    // A server that sends its banner and hangs up: ssh reads its config and keys, connects, and fails at the key exchange.
+    const out = await readOnlyAsImageUser(
+      [
+        'touch /home/decom/x 2>&1 | sed "s/.*: //"; touch x && echo tmp writable',
+        'ssh -G somehost true >g 2>e; echo "ssh -G: exit $?, $(wc -c <e) bytes on stderr"; grep -E "^(user|hostname|userknownhostsfile) " g',
+        `node -e 'const s = require("net").createServer((c) => { c.end("SSH-2.0-banner-only\\r\\n"); s.close(); }).listen(0, "127.0.0.1", () => console.log(s.address().port)); setTimeout(() => s.close(), 10000).unref()' >port &`,
+        'until [ -s port ]; do sleep 0.05; done',
+        'ssh -o BatchMode=yes -o StrictHostKeyChecking=yes -o UserKnownHostsFile=/tmp/known_hosts -o ControlMaster=yes -o ControlPath=/tmp/cm -p "$(cat port)" 127.0.0.1 true 2>&1 | tr -d "\\r" | sed "s/port [0-9]*$/port N/"',
+      ].join('\n'),
+    );
+    expect(out.trim().split('\n')).toEqual([
+      'Read-only file system',
+      'tmp writable',
+      'ssh -G: exit 0, 0 bytes on stderr',
+      'user decom',
+      'hostname somehost',
+      'userknownhostsfile /home/decom/.ssh/known_hosts /home/decom/.ssh/known_hosts2',
+      'Connection closed by 127.0.0.1 port N', // and no "Could not create directory '/home/decom/.ssh'"
+    ]);
   });
 
   it('has decom as its entrypoint, with no command left from the base, user 65532 (the CronJob\'s), and its base pinned to this machine\'s Node.js', async () => {
