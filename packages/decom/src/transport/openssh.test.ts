@@ -5,7 +5,7 @@
  * helper. The exec contract both transports share is in transport.test.ts.
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -14,7 +14,7 @@ import { openSshReason } from './connector.js';
 import { connectOpenSsh } from './openssh.js';
 import { explainMasterFailure, masterArgv } from './openssh-command.js';
 import { connectSsh, TransportError, type SshTarget, type Transport } from './index.js';
-import { descendants, keyOf, killQuietly, makeKey, startSshd, stopAllSshd, tempDir, type Sshd } from '../../test/helpers/sshd.js';
+import { descendants, entryFor, keyOf, killQuietly, knownHostsWith, makeKey, startSshd, stopAllSshd, targetOf, tempDir, type Sshd } from '../../test/helpers/sshd.js';
 
 let dir: string;
 let clientKey: string;
@@ -48,29 +48,8 @@ afterAll(async () => {
   else process.env.TMPDIR = savedTmp;
 });
 
-function knownHosts(...lines: string[]): string {
-  const file = join(tempDir('decom-kh-'), 'known_hosts');
-  writeFileSync(file, lines.map((l) => `${l}\n`).join(''));
-  return file;
-}
-const entryFor = (s: Sshd) => `[127.0.0.1]:${s.port} ${keyOf(s.hostKeys.ed25519!)}`;
-
-function targetFor(s: Sshd, over: Partial<SshTarget> = {}): SshTarget {
-  return {
-    name: 'n1',
-    address: '127.0.0.1',
-    port: s.port,
-    user: 'root',
-    privateKeyFile: clientKey,
-    become: false,
-    becomeUser: 'root',
-    knownHostsFile: knownHosts(entryFor(s)),
-    strictHostKeyChecking: 'yes',
-    proxyJump: [],
-    connectTimeoutSec: 5,
-    ...over,
-  };
-}
+const knownHosts = knownHostsWith;
+const targetFor = (s: Sshd, over: Partial<SshTarget> = {}): SshTarget => targetOf(s, clientKey, over);
 
 async function connect(target: SshTarget, opts: Parameters<typeof connectOpenSsh>[1] = {}): Promise<Transport> {
   const t = await connectOpenSsh(target, opts);

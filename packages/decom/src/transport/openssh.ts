@@ -16,7 +16,7 @@ import { Limiter } from './limiter.js';
 import { CLIENT_FAILED, MASTER_READY, STATUS_MARKER, clientLabel, clientOptions, explainMasterFailure, masterArgv, reportingStatus } from './openssh-command.js';
 import { spawnCollect } from './spawn-collect.js';
 import { SudoGate, sudoBridgeCommand, sudoLetIn } from './sudo-gate.js';
-import { TransportError, type ExecOptions, type ExecResult, type SshTarget, type Transport } from './types.js';
+import { TransportError, droppedConnection, type ExecOptions, type ExecResult, type SshTarget, type Transport } from './types.js';
 
 export interface OpenSshOptions {
   /** Record unknown host keys (StrictHostKeyChecking=accept-new). Changed keys are still refused. */
@@ -203,13 +203,7 @@ class OpenSshTransport implements Transport {
   }
 
   private droppedError(whileRunning: boolean): TransportError {
-    return new TransportError(
-      this.host,
-      'dropped',
-      whileRunning
-        ? `connection to ${this.label} was lost while a command ran (${this.lost}); what the command did on the node is unknown`
-        : `connection to ${this.label} was lost earlier (${this.lost}); connect again`,
-    );
+    return droppedConnection(this.host, this.label, this.lost, whileRunning);
   }
 
   /** A local socket in the private folder that the master forwards to the node's `path` (one per path, for the run). */

@@ -24,7 +24,7 @@ import { loadCredentials } from './ssh-auth.js';
 import { SudoGate, sudoBridgeCommand, sudoLetIn } from './sudo-gate.js';
 import { hopLabel, parseJump, type Hop } from './jump.js';
 import { forwardThrough, openHop, type HostKeyPolicy } from './ssh-connect.js';
-import { TransportError, type ExecOptions, type ExecResult, type SshTarget, type Transport } from './types.js';
+import { TransportError, droppedConnection, type ExecOptions, type ExecResult, type SshTarget, type Transport } from './types.js';
 
 export interface ConnectOptions {
   /** Record unknown host keys in known_hosts (as StrictHostKeyChecking=accept-new). Changed keys are still refused. */
@@ -184,13 +184,7 @@ class SshTransport implements Transport {
   }
 
   private droppedError(whileRunning: boolean): TransportError {
-    return new TransportError(
-      this.host,
-      'dropped',
-      whileRunning
-        ? `connection to ${this.label} was lost while a command ran (${this.lost}); what the command did on the node is unknown`
-        : `connection to ${this.label} was lost earlier (${this.lost}); connect again`,
-    );
+    return droppedConnection(this.host, this.label, this.lost, whileRunning);
   }
 
   private connectionLost(why: string): void {

@@ -15,14 +15,17 @@ import { unixConnectAddress } from './command.js';
 import { connectOpenSsh } from './openssh.js';
 import {
   descendants,
+  entryFor,
   fingerprintOf,
   freePort,
   keyOf,
+  knownHostsWith,
   killQuietly,
   makeKey,
   sh,
   startSshd,
   stopAllSshd,
+  targetOf,
   tempDir,
   type Sshd,
 } from '../../test/helpers/sshd.js';
@@ -57,30 +60,8 @@ afterAll(async () => {
   await stopAllSshd();
 });
 
-/** A known_hosts file holding exactly these lines. */
-function knownHosts(...lines: string[]): string {
-  const file = join(tempDir('decom-kh-'), 'known_hosts');
-  writeFileSync(file, lines.map((l) => `${l}\n`).join(''));
-  return file;
-}
-const entryFor = (s: Sshd, type: 'ed25519' | 'ecdsa' | 'rsa' = 'ed25519') => `[127.0.0.1]:${s.port} ${keyOf(s.hostKeys[type]!)}`;
-
-function targetFor(s: Sshd, over: Partial<SshTarget> = {}): SshTarget {
-  return {
-    name: 'n1',
-    address: '127.0.0.1',
-    port: s.port,
-    user: 'root',
-    privateKeyFile: clientKey,
-    become: false,
-    becomeUser: 'root',
-    knownHostsFile: knownHosts(entryFor(s)),
-    strictHostKeyChecking: 'yes',
-    proxyJump: [],
-    connectTimeoutSec: 5,
-    ...over,
-  };
-}
+const knownHosts = knownHostsWith;
+const targetFor = (s: Sshd, over: Partial<SshTarget> = {}): SshTarget => targetOf(s, clientKey, over);
 
 async function connect(...args: Parameters<typeof connectSsh>): Promise<Transport> {
   const t = await connectSsh(...args);

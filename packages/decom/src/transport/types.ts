@@ -47,6 +47,17 @@ export class TransportError extends Error {
   }
 }
 
+/** The connection to `label` is gone (`why`): a command that was running, or any later one. */
+export function droppedConnection(host: string, label: string, why: string | undefined, whileRunning: boolean): TransportError {
+  return new TransportError(
+    host,
+    'dropped',
+    whileRunning
+      ? `connection to ${label} was lost while a command ran (${why}); what the command did on the node is unknown`
+      : `connection to ${label} was lost earlier (${why}); connect again`,
+  );
+}
+
 /** Everything needed to open an SSH connection to one host (from the inventory). */
 export interface SshTarget {
   /** Inventory name. */

@@ -6,7 +6,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { CHECKOUT, CLI } from './sandbox.js';
 
 export interface Outcome {
@@ -43,12 +43,19 @@ export interface InHomeOptions {
  * ~/.local/state), no agent, no ANSIBLE_* or KUBECONFIG of the caller's. Never rejects.
  */
 export function inHome(h: Home, argv: string[], opts: InHomeOptions = {}): Promise<Outcome> {
-  // Whatever lies under the passwd home is hidden in the namespace: the checkout and the test's files must not.
-  for (const path of [CHECKOUT, h.dir]) if (under(path, PASSWD_HOME)) throw new Error(`${path} is under ${PASSWD_HOME}, which the test home hides in each run`);
+  if (under(h.dir, PASSWD_HOME)) throw new Error(`${h.dir} is under ${PASSWD_HOME}, which the test home hides in each run: make it elsewhere`);
+  // What the bind hides but the run needs (the checkout, node itself, when under the passwd
+  // home: a clone in /root) is seen again at its own path, bound back from a view of the real home.
+  const keep = [CHECKOUT, dirname(process.execPath)].filter((p) => under(p, PASSWD_HOME)).map((p) => relative(PASSWD_HOME, p));
+  const view = join(h.dir, '.passwd-home');
+  mkdirSync(view, { recursive: true });
+  const script =
+    'home=$1 passwd=$2 view=$3 n=$4; shift 4; mount --bind "$passwd" "$view" && mount --bind "$home" "$passwd" || exit 125; ' +
+    'while [ "$n" -gt 0 ]; do mkdir -p "$passwd/$1" && mount --bind "$view/$1" "$passwd/$1" || exit 125; shift; n=$((n - 1)); done; exec "$@"';
   const env: NodeJS.ProcessEnv = { ...process.env, HOME: h.home };
   for (const k of Object.keys(env)) if (/^(ANSIBLE_|SSH_AUTH_SOCK$|SSH_AGENT_PID$|KUBECONFIG$)/.test(k)) delete env[k];
   return new Promise((done) => {
-    const child = spawn('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', 'mount --bind "$1" "$2" && shift 2 && exec "$@"', 'sh', h.home, PASSWD_HOME, ...argv], {
+    const child = spawn('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', script, 'sh', h.home, PASSWD_HOME, view, String(keep.length), ...keep, ...argv], {
       cwd: h.dir,
       env,
       stdio: ['pipe', 'pipe', 'pipe'],

@@ -8,6 +8,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { join } from 'node:path';
+import type { SshTarget } from '../../src/transport/types.js';
 import { tempDir } from './temp.js';
 
 export type HostKeyType = 'ed25519' | 'ecdsa' | 'rsa';
@@ -210,4 +211,32 @@ function otherSshdRunning(): boolean {
         return false; // gone meanwhile
       }
     });
+}
+
+/** A known_hosts file holding exactly these lines. */
+export function knownHostsWith(...lines: string[]): string {
+  const file = join(tempDir('decom-kh-'), 'known_hosts');
+  writeFileSync(file, lines.map((l) => `${l}\n`).join(''));
+  return file;
+}
+
+/** The known_hosts line of an sshd's host key of `type`. */
+export const entryFor = (s: Sshd, type: HostKeyType = 'ed25519') => `[127.0.0.1]:${s.port} ${keyOf(s.hostKeys[type]!)}`;
+
+/** The target of an sshd: root with `key`, its key known (a known_hosts of its own), strict, 5 s to connect. */
+export function targetOf(s: Sshd, key: string, over: Partial<SshTarget> = {}): SshTarget {
+  return {
+    name: 'n1',
+    address: '127.0.0.1',
+    port: s.port,
+    user: 'root',
+    privateKeyFile: key,
+    become: false,
+    becomeUser: 'root',
+    knownHostsFile: knownHostsWith(entryFor(s)),
+    strictHostKeyChecking: 'yes',
+    proxyJump: [],
+    connectTimeoutSec: 5,
+    ...over,
+  };
 }
