@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /** The `decom` command: its subcommands (verify, run, audit, audit-report, journal, sandbox) and their flags; each one's work is imported only when it runs. */
 import { Command, Option } from '@commander-js/extra-typings';
+import { SSH_CLIENTS } from './transport/ssh-client.js';
 import { exitOnError } from './util/errors.js';
 import { EXIT } from './util/exit-codes.js';
 import { VERSION } from './util/version.js';
@@ -10,9 +11,7 @@ const collect = (value: string, previous: string[]): string[] => [...previous, v
 
 /** --ssh, the same for every command that reaches hosts (transport/connector.ts). */
 const sshClientOption = () =>
-  new Option('--ssh <client>', "openssh: reach every host through this machine's ssh (default: ssh2, built in; the system's ssh for a host that needs a user certificate, a hardware key, PKCS#11, GSSAPI or a @cert-authority)").choices(
-    ['ssh2', 'openssh'] as const,
-  );
+  new Option('--ssh <client>', "openssh: reach every host through this machine's ssh (default: ssh2, built in; the system's ssh for a host that needs a user certificate, a hardware key, PKCS#11, GSSAPI or a @cert-authority)").choices(SSH_CLIENTS);
 
 // Subcommands are imported lazily: `decom --help` must not pay for what it does not run.
 const program = new Command('decom')

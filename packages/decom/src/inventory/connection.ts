@@ -379,6 +379,33 @@ const TAKES_VALUE = new Set('BbcDEeFIiJLlmOoPpQRSWw');
 const FLAGS = new Set('46AaCfGgKkMNnqsTtVvXxYy');
 
 /**
+ * What of ssh's letters the OpenSSH transport's master is not given: what would change what
+ * the connection does rather than how it logs in (-A and -X forward, -N -n -f -s -T -t -W
+ * change the session, -M -S -O the control socket, -D -L -R forwards, -E -G -V -Q ssh itself),
+ * and -J, whose hops decom already reaches itself (ssh -G's proxyjump).
+ */
+const NOT_FOR_THE_MASTER = new Set('ADEfGgJKLMNnOQRSsTtVWwXYy');
+
+/** Ansible's ssh options as the OpenSSH transport's master is given them: each option a word of its own, without NOT_FOR_THE_MASTER's. */
+export function optionsForMaster(words: string[]): string[] {
+  const kept: string[] = [];
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i]!;
+    for (let j = 1; j < word.length; j++) {
+      const letter = word[j]!;
+      if (FLAGS.has(letter)) {
+        if (!NOT_FOR_THE_MASTER.has(letter)) kept.push(`-${letter}`);
+        continue;
+      }
+      const value = word.slice(j + 1) || (words[++i] ?? '');
+      if (!NOT_FOR_THE_MASTER.has(letter)) kept.push(`-${letter}`, value);
+      break;
+    }
+  }
+  return kept;
+}
+
+/**
  * Reads an ssh command line fragment as ssh would. Like ssh, the first value given
  * for a setting wins, so call this on the common args first, then the extra args,
  * with the same `into`. Options decom has no use for are skipped.

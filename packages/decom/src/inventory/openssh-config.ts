@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir, hostname, userInfo } from 'node:os';
 import { expandHome } from '../util/paths.js';
 import { run } from '../util/run.js';
-import { HOST_KEYS_ALWAYS_CHECKED, type Reach, type ReachWarning } from './connection.js';
+import { HOST_KEYS_ALWAYS_CHECKED, optionsForMaster, type Reach, type ReachWarning } from './connection.js';
 import type { SshTarget } from '../transport/types.js';
 
 /** What `ssh -G` printed: lower-case keys, every value of a key in order (identityfile repeats). */
@@ -202,7 +202,7 @@ export function targetFromSshConfig(inventoryTarget: SshTarget, reach: Reach, v:
     connectTimeoutSec: timeout && /^[0-9]+$/.test(timeout) && Number(timeout) > 0 ? Number(timeout) : inventoryTarget.connectTimeoutSec,
     identityFiles: identityFiles.filter((f) => f !== inventoryTarget.privateKeyFile),
     identitiesOnly: first(v, 'identitiesonly') === 'yes',
-    sshOptions: reach.options,
+    sshOptions: optionsForMaster(reach.options),
   };
   needsOpenSsh ??= keyNeedingOpenSsh([...(inventoryTarget.privateKeyFile ? [expandHome(inventoryTarget.privateKeyFile)] : []), ...identityFiles]);
   if (needsOpenSsh) target.needsOpenSsh = needsOpenSsh;

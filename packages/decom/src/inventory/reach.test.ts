@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { UserError } from '../util/errors.js';
 import { fileTree, tempDir } from '../../test/helpers/temp.js';
+import { optionsForMaster } from './connection.js';
 import { loadInventory, reachHosts, redact, type Host } from './index.js';
 
 const DOCS = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', 'docs', 'inventory.md');
@@ -335,6 +336,12 @@ describe('reaching a host as Ansible does: docs/inventory.md, row by row', () =>
   });
 
   for (const [row, run] of Object.entries(CASES)) it(row, run);
+});
+
+describe("the OpenSSH transport's master", () => {
+  it("is given Ansible's options, each a word of its own, without those that change what the connection does (-J: decom's own hops)", () => {
+    expect(optionsForMaster(['-C', '-o', 'ControlPersist=30m', '-J', 'bastion', '-AN', '-p22', '-i', 'k', '-vT', '-S', '/tmp/s', '-F', 'cfg', '-L', '1:h:2'])).toEqual(['-C', '-o', 'ControlPersist=30m', '-p', '22', '-i', 'k', '-v', '-F', 'cfg']);
+  });
 });
 
 describe('ssh -G and ansible.cfg', () => {

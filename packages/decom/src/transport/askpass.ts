@@ -23,10 +23,26 @@ sock.on('error', () => process.exit(1));
 sock.end(process.argv[2] || '');
 `;
 
-/** What to answer: the login password to a password prompt, the key's passphrase to a passphrase prompt. */
+/**
+ * What to answer, and to whom: the login password to a password prompt that names the node's
+ * login (ssh's `user@host's password:`, `(user@host) Password:`), never a jump host's or a
+ * ProxyCommand's own ssh; the passphrase to `Enter passphrase for key 'FILE'` for decom's
+ * key files only.
+ */
 export interface AskpassAnswers {
   password?: string;
   passphrase?: string;
+  /** `user@host` as ssh names the node in its prompts (the HostKeyAlias when there is one). */
+  login: string;
+  keyFiles: string[];
+}
+
+/** The answer `prompt` gets, if any. */
+export function answerTo(prompt: string, a: AskpassAnswers): string | undefined {
+  const key = /^Enter passphrase for key '(.*)': ?$/.exec(prompt.trim());
+  if (key) return a.keyFiles.includes(key[1]!) ? a.passphrase : undefined;
+  const named = prompt.toLowerCase().includes(`${a.login.toLowerCase()}'s password`) || prompt.toLowerCase().startsWith(`(${a.login.toLowerCase()}) `);
+  return named && /password/i.test(prompt) ? a.password : undefined;
 }
 
 /** Each prompt is answered at most this often per connection: a wrong password is not retried forever. */
@@ -45,8 +61,8 @@ function helperIn(dir: string): string {
 
 /**
  * Serves one connection's prompts on `socketPath` (in the private folder) and returns the
- * environment ssh needs to ask it. Prompts that are neither a password nor a passphrase
- * (a host key question, an OTP) get no answer.
+ * environment ssh needs to ask it. Any other prompt (a host key question, an OTP, a PIN,
+ * another host's password) gets no answer.
  */
 export async function serveAskpass(socketPath: string, answers: AskpassAnswers): Promise<{ env: Record<string, string>; close: () => void }> {
   let given = 0;
@@ -55,7 +71,7 @@ export async function serveAskpass(socketPath: string, answers: AskpassAnswers):
     conn.on('data', (b: Buffer) => (prompt += b.toString()));
     conn.on('error', () => {});
     conn.on('end', () => {
-      const answer = /passphrase/i.test(prompt) ? answers.passphrase : /password/i.test(prompt) ? answers.password : undefined;
+      const answer = answerTo(prompt, answers);
       if (answer === undefined || given >= MAX_ANSWERS) return conn.end();
       given += 1;
       conn.end(answer);

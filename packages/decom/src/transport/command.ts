@@ -91,13 +91,17 @@ export function unixConnectAddress(host: string, path: string): string {
 /** The argv to run on the node. */
 export function commandArgv(script: string, timeoutSec: number, become?: Become): string[] {
   const timed = ['timeout', '-k', String(KILL_AFTER_SEC), String(timeoutSec), '/bin/sh', '-c', script];
-  if (!become) return timed;
+  return become ? [...becomeArgv(become), ...timed] : timed;
+}
+
+/** sudo to `become.user`, then a sh that says so on stderr (SUDO_OK_MARKER) and runs the argv that follows. */
+export function becomeArgv(become: Become): string[] {
   // -k: ignore cached credentials, so sudo -S always reads the password line we send
   // (a cached ticket would leave it in the script's stdin). -p '': no prompt in the output.
   const sudo = become.withPassword
     ? ['sudo', '-S', '-k', '-p', '', '-u', become.user]
     : ['sudo', '-n', '-u', become.user];
-  return [...sudo, '--', '/bin/sh', '-c', `echo '${SUDO_OK_MARKER}' >&2; exec "$@"`, 'sh', ...timed];
+  return [...sudo, '--', '/bin/sh', '-c', `echo '${SUDO_OK_MARKER}' >&2; exec "$@"`, 'sh'];
 }
 
 /** Asks sudo whether it would run a command for us without a password. */
@@ -110,6 +114,8 @@ export interface RawResult {
   code: number;
   stdout: Buffer;
   stderr: Buffer;
+  /** With spawn-collect's statusMarker: whether the command printed its status line. */
+  statusReported?: boolean;
 }
 
 /** Exit status of a process killed by a signal, as sh reports it: 128 + signal number. */

@@ -3,13 +3,12 @@
  * early; the system's OpenSSH for what ssh2 cannot do, or with --ssh openssh), or on
  * this machine with --connection local or a host's ansible_connection=local.
  */
-import { homedir } from 'node:os';
-import { join } from 'node:path';
 import { count } from '../util/flags.js';
 import { expandHome } from '../util/paths.js';
 import { DEFAULT_MAX_OUTPUT_MIB } from './command.js';
 import { dial, type Dialed } from './dial.js';
-import { certAuthorityOnly, readKnownHosts, type KnownHostEntry } from './known-hosts.js';
+import { certAuthorityOnly, defaultKnownHostsFile, readKnownHosts, type KnownHostEntry } from './known-hosts.js';
+import type { SshClient } from './ssh-client.js';
 import { TransportError, type SshTarget, type Transport } from './types.js';
 
 export interface ConnectFlags {
@@ -24,12 +23,11 @@ export interface ConnectFlags {
   ssh?: SshClient;
 }
 
-export const SSH_CLIENTS = ['ssh2', 'openssh'] as const;
-export type SshClient = (typeof SSH_CLIENTS)[number];
+export type { SshClient } from './ssh-client.js';
 
 /** The @cert-authority line that alone vouches for the host's key, in the files it is checked against. */
 function vouchedByCertAuthority(h: SshTarget, knownHosts: string | undefined): KnownHostEntry | undefined {
-  const files = knownHosts ? [knownHosts] : [h.knownHostsFile ?? join(homedir(), '.ssh', 'known_hosts'), ...(h.moreKnownHostsFiles ?? [])];
+  const files = knownHosts ? [knownHosts] : [h.knownHostsFile ?? defaultKnownHostsFile(), ...(h.moreKnownHostsFiles ?? [])];
   let entries: KnownHostEntry[] = [];
   try {
     for (const f of files) entries = [...entries, ...readKnownHosts(expandHome(f))];

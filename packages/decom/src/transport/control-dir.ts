@@ -7,6 +7,13 @@ let dir: string | undefined;
 let users = 0;
 let seq = 0;
 
+/** Signals that end decom by default: the folder is removed, then the signal raised again, so decom still ends by it. */
+const ENDING_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+const onSignal = (signal: NodeJS.Signals) => {
+  removeControlDir();
+  process.kill(process.pid, signal);
+};
+
 /**
  * The folder (mode 0700, under $TMPDIR: the CronJob mounts an emptyDir there, its root
  * being read-only) and a short name in it for one connection's files. Unix socket paths
@@ -17,6 +24,7 @@ export function takeControlDir(): { dir: string; prefix: string } {
   if (dir === undefined) {
     dir = mkdtempSync(join(tmpdir(), 'decom-ssh-'));
     process.once('exit', removeControlDir);
+    for (const s of ENDING_SIGNALS) process.once(s, onSignal);
   }
   users += 1;
   seq += 1;
@@ -33,6 +41,7 @@ function removeControlDir(): void {
   if (dir === undefined) return;
   rmSync(dir, { recursive: true, force: true });
   process.off('exit', removeControlDir);
+  for (const s of ENDING_SIGNALS) process.off(s, onSignal);
   dir = undefined;
   users = 0;
 }

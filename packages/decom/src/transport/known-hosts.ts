@@ -1,7 +1,8 @@
 /** OpenSSH known_hosts files: read, a server's host key checked against them, and new keys recorded. */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { appendFileSync, closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
 
 /**
  * OpenSSH known_hosts, as `ssh` reads it: plain and hashed host lists, wildcards,
@@ -44,6 +45,9 @@ export function parseKnownHosts(text: string, file: string): KnownHostEntry[] {
   });
   return entries;
 }
+
+/** The known_hosts file ssh reads and records in when nothing names one. */
+export const defaultKnownHostsFile = (): string => join(homedir(), '.ssh', 'known_hosts');
 
 /** The last parse of each file: a fleet's hosts share one known_hosts, read per host, parsed once. */
 const parsed = new Map<string, { text: string; entries: KnownHostEntry[] }>();

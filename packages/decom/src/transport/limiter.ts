@@ -1,3 +1,6 @@
+/** Commands at once on one connection, over either SSH transport: well under sshd's MaxSessions. */
+export const DEFAULT_MAX_CHANNELS = 4;
+
 /**
  * At most `max` tasks at once, the rest wait in order. sshd refuses sessions past
  * its MaxSessions (10 by default), so decom stays well under it per connection.

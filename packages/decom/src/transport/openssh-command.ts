@@ -4,10 +4,10 @@
  * its hop's key, the clients that run commands over the master, and ssh's failures
  * read back into the transport's steps.
  */
-import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
 import { expandHome } from '../util/paths.js';
 import { shellCommand } from './command.js';
+import { defaultKnownHostsFile } from './known-hosts.js';
 import type { Hop } from './jump.js';
 import type { SshTarget, TransportStep } from './types.js';
 
@@ -20,16 +20,19 @@ export const MASTER_READY = 'decom: connected';
  */
 export const MASTER_SESSION = `echo '${MASTER_READY}'; exec cat >/dev/null`;
 
-/** What a command run over OpenSSH prints last on stderr (spawn-collect.ts's statusMarker). */
-export const STATUS_MARKER = 'decom: exit status ';
+/**
+ * What a command run over OpenSSH prints last on stderr (spawn-collect.ts's statusMarker),
+ * with a nonce of the connection's: a command cannot print a status line that passes for it.
+ */
+export const statusMarker = (): string => `decom: exit status ${randomBytes(8).toString('hex')} `;
 
 /**
  * A command as a client runs it: its exit status printed last, by a sh around it. ssh's
  * own status loses a death by signal (255, where ssh2 hears the signal), and ssh waits
  * for every process holding the output before it exits; the status line says at once.
  */
-export const reportingStatus = (command: string): string =>
-  shellCommand(['/bin/sh', '-c', `${command}; s=$?; printf '\\n${STATUS_MARKER}%d\\n' "$s" >&2; exit "$s"`]);
+export const reportingStatus = (command: string, marker: string): string =>
+  shellCommand(['/bin/sh', '-c', `${command}; s=$?; printf '\\n${marker}%d\\n' "$s" >&2; exit "$s"`]);
 
 /** ssh expands %-tokens in a ProxyCommand: a literal % is written %%. */
 const literalPercent = (s: string): string => s.replaceAll('%', '%%');
@@ -49,17 +52,23 @@ export interface HostKeyFiles {
 /** The known_hosts files a target's key is checked against: the inventory's (or ~/.ssh/known_hosts), then the others. */
 export function hostKeyFiles(target: SshTarget): HostKeyFiles {
   return {
-    file: expandHome(target.knownHostsFile ?? join(homedir(), '.ssh', 'known_hosts')),
+    file: expandHome(target.knownHostsFile ?? defaultKnownHostsFile()),
     more: (target.moreKnownHostsFiles ?? []).map(expandHome),
   };
 }
 
-/** What decom holds every ssh it runs to, whatever the inventory or the OpenSSH config say: host keys checked, nothing forwarded, no prompt on a terminal. */
+/**
+ * What decom holds every ssh it runs to, whatever the inventory or the OpenSSH config say:
+ * host keys checked against the files decom names (not DNS, not skipped for localhost),
+ * nothing forwarded, no prompt on a terminal.
+ */
 function fixedOptions(mode: SshTarget['strictHostKeyChecking'], keys: HostKeyFiles, batch: boolean): string[] {
   return [
     '-o', `StrictHostKeyChecking=${mode}`,
-    '-o', `UserKnownHostsFile=${fileList([keys.file, ...keys.more])}`,
+    '-o', `UserKnownHostsFile=${literalPercent(fileList([keys.file, ...keys.more]))}`,
     '-o', 'GlobalKnownHostsFile=none',
+    '-o', 'VerifyHostKeyDNS=no',
+    '-o', 'NoHostAuthenticationForLocalhost=no',
     '-o', `BatchMode=${batch ? 'yes' : 'no'}`,
     '-o', 'ForwardAgent=no',
     '-o', 'ForwardX11=no',
@@ -68,9 +77,10 @@ function fixedOptions(mode: SshTarget['strictHostKeyChecking'], keys: HostKeyFil
   ];
 }
 
-/** The key files decom gives every hop: the inventory's, then the config's (ssh adds a KEY-cert.pub beside each). */
-const identityOptions = (target: SshTarget): string[] =>
-  [target.privateKeyFile, ...(target.identityFiles ?? [])].filter((f): f is string => !!f).flatMap((f) => ['-o', `IdentityFile=${fileList([expandHome(f)])}`]);
+/** The key files decom gives ssh: the inventory's, then the config's (ssh adds a KEY-cert.pub beside each). */
+export const keyFilesOf = (target: SshTarget): string[] => [target.privateKeyFile, ...(target.identityFiles ?? [])].filter((f): f is string => !!f).map(expandHome);
+
+const identityOptions = (target: SshTarget): string[] => keyFilesOf(target).flatMap((f) => ['-o', `IdentityFile=${literalPercent(fileList([f]))}`]);
 
 /**
  * The command that reaches `hops[i]` and forwards its stdio to `next` (ssh -W), each
@@ -125,15 +135,18 @@ export function masterArgv(target: SshTarget, o: MasterOptions): string[] {
   return [
     '-T',
     '-o', 'ControlMaster=yes',
-    '-o', `ControlPath=${o.controlPath}`,
+    '-o', `ControlPath=${literalPercent(o.controlPath)}`,
     '-o', 'ControlPersist=no',
     ...fixedOptions(o.mode, hostKeyFiles(target), !o.askpass),
     '-o', 'NumberOfPasswordPrompts=1',
+    // Errors only: a server's banner or ssh's notices would crowd the one-line message of a failure.
+    '-o', 'LogLevel=ERROR',
+    '-o', 'RemoteCommand=none',
     ...(target.hostKeyAlias ? ['-o', `HostKeyAlias=${target.hostKeyAlias}`] : []),
     '-o', `ConnectTimeout=${target.connectTimeoutSec}`,
     '-o', `ServerAliveInterval=${alive.interval}`,
     '-o', `ServerAliveCountMax=${alive.count}`,
-    '-o', `HostName=${target.address}`,
+    '-o', `HostName=${literalPercent(target.address)}`,
     '-o', `Port=${target.port}`,
     '-o', `User=${target.user}`,
     '-o', 'ProxyJump=none',
@@ -151,7 +164,7 @@ export function masterArgv(target: SshTarget, o: MasterOptions): string[] {
  * connection of its own (a ProxyCommand that fails at once, should the master be gone).
  */
 export function clientOptions(controlPath: string): string[] {
-  return ['-F', 'none', '-T', '-S', controlPath, '-o', 'ControlMaster=no', '-o', 'BatchMode=yes', '-o', 'ProxyCommand=false', '-o', 'LogLevel=ERROR'];
+  return ['-F', 'none', '-T', '-S', literalPercent(controlPath), '-o', 'ControlMaster=no', '-o', 'BatchMode=yes', '-o', 'ProxyCommand=false', '-o', 'LogLevel=ERROR'];
 }
 
 /** The destination a client names: only a label (the master decides where it goes), the host's name when it is a plain word. */

@@ -9,12 +9,12 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { serveAskpass } from './askpass.js';
+import { answerTo, serveAskpass } from './askpass.js';
 import { openSshReason } from './connector.js';
 import { connectOpenSsh } from './openssh.js';
 import { explainMasterFailure, masterArgv } from './openssh-command.js';
-import { connectSsh, TransportError, type SshTarget, type Transport } from './index.js';
-import { descendants, entryFor, keyOf, killQuietly, knownHostsWith, makeKey, startSshd, stopAllSshd, targetOf, tempDir, type Sshd } from '../../test/helpers/sshd.js';
+import { connectSsh, type SshTarget, type Transport } from './index.js';
+import { descendants, entryFor, failure, keyOf, killQuietly, knownHostsWith, makeKey, startSshd, stopAllSshd, targetOf, tempDir, type Sshd } from '../../test/helpers/sshd.js';
 
 let dir: string;
 let clientKey: string;
@@ -55,15 +55,6 @@ async function connect(target: SshTarget, opts: Parameters<typeof connectOpenSsh
   const t = await connectOpenSsh(target, opts);
   open.push(t);
   return t;
-}
-
-async function failure(p: Promise<unknown>): Promise<TransportError> {
-  const e = await p.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  if (!(e instanceof TransportError)) throw new Error(`expected a TransportError, got ${String(e)}`);
-  return e;
 }
 
 /** `ssh-keygen -s CA` over `pub`: its certificate beside it (KEY-cert.pub). */
@@ -163,6 +154,14 @@ describe('a jump host', () => {
     expect(descendants(jump.pid)).toContain(Number(/pid=(\d+)/.exec(owner)?.[1]));
   });
 
+  it("gives the master a ProxyCommand of its own for the hop, over any ProxyJump of the config (ssh -G the judge)", () => {
+    const target = targetFor(plain, { proxyJump: [`root@127.0.0.1:${jump.port}`], sshOptions: ['-o', 'ProxyJump=elsewhere:2222'] });
+    const argv = masterArgv(target, { controlPath: join(dir, 'x.m'), mode: 'yes', askpass: false, jumps: [{ user: 'root', address: '127.0.0.1', port: jump.port, isJump: true }], ssh: 'ssh' });
+    const g = spawnSync('ssh', ['-G', ...argv.slice(0, -2), 'decom-judge'], { encoding: 'utf8' }).stdout;
+    expect(g).toMatch(new RegExp(`^proxycommand 'ssh' .*'BatchMode=yes'.* '-W' '127\\.0\\.0\\.1:${plain.port}' '-l' 'root' '-p' '${jump.port}' '127\\.0\\.0\\.1'$`, 'm'));
+    expect(g).not.toMatch(/^proxyjump /m);
+  });
+
   it("refuses an unknown jump host key: the hop's own ssh runs in batch mode and checks it", async () => {
     const e = await failure(connectOpenSsh(targetFor(plain, { proxyJump: [`root@127.0.0.1:${jump.port}`], jumpKnownHostsFiles: [[knownHosts()]] })));
     expect(e.step).toBe('host-key');
@@ -197,9 +196,21 @@ describe('the master', () => {
 });
 
 describe('the askpass helper', () => {
-  it('answers a password prompt and a passphrase prompt from decom over its socket, anything else not at all', async () => {
+  const answers = { password: 'pw-secret', passphrase: 'key-secret', login: 'ops@10.0.0.5', keyFiles: ['/keys/id_ops'] };
+
+  it("answers only the node's own prompts: its password prompts (password, keyboard-interactive) and the passphrase of decom's key", () => {
+    expect(answerTo("ops@10.0.0.5's password: ", answers)).toBe('pw-secret');
+    expect(answerTo('(ops@10.0.0.5) Password: ', answers)).toBe('pw-secret');
+    expect(answerTo("Enter passphrase for key '/keys/id_ops': ", answers)).toBe('key-secret');
+    // A jump host's or a ProxyCommand's own ssh, another key, a PIN, a host key question, a server's text: nothing.
+    for (const prompt of ["ops@10.0.0.1's password: ", '(ops@bastion) Password: ', 'Password: ', "Enter passphrase for key '/other/id': ", 'Enter PIN for ECDSA-SK key /keys/id_ops_sk: ', 'Are you sure you want to continue connecting (yes/no/[fingerprint])? ', 'Your passphrase expires soon; type your password: ']) {
+      expect(answerTo(prompt, answers), prompt).toBeUndefined();
+    }
+  });
+
+  it('runs as ssh runs it, and asks decom over its socket: the secret in no file and no environment', async () => {
     const folder = tempDir('decom-askpass-');
-    const served = await serveAskpass(join(folder, '1.a'), { password: 'pw-secret', passphrase: 'key-secret' });
+    const served = await serveAskpass(join(folder, '1.a'), answers);
     try {
       // As ssh runs it: a child of this process, whose server answers while it waits.
       const ask = (prompt: string) =>
@@ -209,10 +220,8 @@ describe('the askpass helper', () => {
           child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
           child.on('close', (status) => resolve({ status, stdout }));
         });
-      expect(await ask("root@node1's password: ")).toEqual({ status: 0, stdout: 'pw-secret\n' });
-      expect(await ask("Enter passphrase for key '/k': ")).toEqual({ status: 0, stdout: 'key-secret\n' });
-      expect(await ask('Are you sure you want to continue connecting (yes/no/[fingerprint])? ')).toEqual({ status: 1, stdout: '' });
-      // The secret is in no file of the folder, and not in the helper's environment.
+      expect(await ask("ops@10.0.0.5's password: ")).toEqual({ status: 0, stdout: 'pw-secret\n' });
+      expect(await ask("ops@10.0.0.1's password: ")).toEqual({ status: 1, stdout: '' });
       for (const f of readdirSync(folder)) if (!f.endsWith('.a')) expect(readFileSync(join(folder, f), 'utf8')).not.toContain('secret');
       expect(JSON.stringify(served.env)).not.toContain('secret');
     } finally {

@@ -12,10 +12,10 @@ import { serveAskpass } from './askpass.js';
 import { DEFAULT_MAX_OUTPUT_MIB, OutputCap, checkTimeout, commandArgv, finishResult, shellCommand, unixConnectAddress, type RawResult } from './command.js';
 import { releaseControlDir, takeControlDir } from './control-dir.js';
 import { parseJump } from './jump.js';
-import { Limiter } from './limiter.js';
-import { CLIENT_FAILED, MASTER_READY, STATUS_MARKER, clientLabel, clientOptions, explainMasterFailure, masterArgv, reportingStatus } from './openssh-command.js';
+import { DEFAULT_MAX_CHANNELS, Limiter } from './limiter.js';
+import { CLIENT_FAILED, MASTER_READY, clientLabel, clientOptions, explainMasterFailure, keyFilesOf, masterArgv, reportingStatus, statusMarker } from './openssh-command.js';
 import { spawnCollect } from './spawn-collect.js';
-import { SudoGate, sudoBridgeCommand, sudoLetIn } from './sudo-gate.js';
+import { SUDO_PROBE_TIMEOUT_SEC, SudoGate, sudoBridgeCommand, sudoLetIn } from './sudo-gate.js';
 import { TransportError, droppedConnection, type ExecOptions, type ExecResult, type SshTarget, type Transport } from './types.js';
 
 export interface OpenSshOptions {
@@ -33,10 +33,12 @@ export interface OpenSshOptions {
 const LOGIN_GRACE_SEC = 30;
 /** How long close() waits for the master to end on its own (its session's stdin closed) before it is terminated. */
 const MASTER_EXIT_WAIT_MS = 3000;
+/** How long after the master's exit its stderr may take to reach its end. */
+const STDERR_DRAIN_MS = 500;
 /** What of the master's stderr is kept for messages. */
 const STDERR_KEPT = 4096;
-/** A client's exit 255 may be the connection going: this long for the master's exit to be seen first. */
-const LOST_SETTLE_MS = 300;
+/** A command without its status line may be the connection going: this long for the master's exit to be seen first. */
+const LOST_SETTLE_MS = 1000;
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
 const lastLine = (s: string): string => s.trim().split(/\r?\n/).filter(Boolean).pop() ?? '';
@@ -53,12 +55,19 @@ export async function connectOpenSsh(target: SshTarget, opts: OpenSshOptions = {
   let askpass: Awaited<ReturnType<typeof serveAskpass>> | undefined;
   try {
     const secrets = target.password !== undefined || target.passphrase !== undefined;
-    if (secrets) askpass = await serveAskpass(`${prefix}.a`, { ...(target.password !== undefined ? { password: target.password } : {}), ...(target.passphrase !== undefined ? { passphrase: target.passphrase } : {}) });
+    if (secrets) {
+      askpass = await serveAskpass(`${prefix}.a`, {
+        ...(target.password !== undefined ? { password: target.password } : {}),
+        ...(target.passphrase !== undefined ? { passphrase: target.passphrase } : {}),
+        login: `${target.user}@${target.hostKeyAlias ?? target.address}`,
+        keyFiles: keyFilesOf(target),
+      });
+    }
     const mode = opts.acceptNewHostKeys ? 'accept-new' : target.strictHostKeyChecking;
     const argv = masterArgv(target, { controlPath, mode, askpass: secrets, jumps, ssh });
     const master = spawn(ssh, argv, { env: { ...process.env, ...askpass?.env }, stdio: ['pipe', 'pipe', 'pipe'] });
     const stderr = await loggedIn(target, ssh, master);
-    return new OpenSshTransport(target, ssh, master, controlPath, prefix, stderr, new Limiter(opts.maxChannels ?? 4), opts.maxOutputMiB ?? DEFAULT_MAX_OUTPUT_MIB);
+    return new OpenSshTransport(target, ssh, master, controlPath, prefix, stderr, new Limiter(opts.maxChannels ?? DEFAULT_MAX_CHANNELS), opts.maxOutputMiB ?? DEFAULT_MAX_OUTPUT_MIB);
   } catch (e) {
     releaseControlDir();
     throw e;
@@ -105,15 +114,16 @@ function loggedIn(target: SshTarget, ssh: string, master: ChildProcessWithoutNul
         ),
       ),
     );
-    master.once('exit', (code) =>
-      // The last of its stderr may still be in the pipe: read it before explaining.
-      setImmediate(() =>
+    master.once('exit', (code) => {
+      const explain = () =>
         settle(() => {
           const why = explainMasterFailure(stderr.text, code, target);
           reject(new TransportError(target.name, why.step, why.message));
-        }),
-      ),
-    );
+        });
+      // The last of its stderr may still be in the pipe: read to its end (a ProxyCommand's child may hold it open a moment longer).
+      master.once('close', explain);
+      setTimeout(explain, STDERR_DRAIN_MS).unref();
+    });
   });
 }
 
@@ -127,6 +137,9 @@ class OpenSshTransport implements Transport {
   private closedByUs = false;
   /** Local sockets forwarded to the node's, by the node's path. */
   private readonly forwards = new Map<string, Promise<string>>();
+  private forwardsMade = 0;
+  /** The status line's marker, this connection's own. */
+  private readonly marker = statusMarker();
 
   constructor(
     private readonly target: SshTarget,
@@ -140,7 +153,7 @@ class OpenSshTransport implements Transport {
   ) {
     this.host = target.name;
     this.label = `${target.user}@${target.address}:${target.port}`;
-    this.sudo = new SudoGate(target, (command) => this.limiter.run(() => this.runClient(command, Buffer.alloc(0), 30)));
+    this.sudo = new SudoGate(target, (command) => this.limiter.run(() => this.runClient(command, Buffer.alloc(0), SUDO_PROBE_TIMEOUT_SEC)));
     master.stdout.resume();
     this.exited = new Promise((done) =>
       master.once('exit', (code, signal) => {
@@ -174,7 +187,11 @@ class OpenSshTransport implements Transport {
     // As root through sudo: a session bridged to the socket by socat (a forwarded socket would act as the login user).
     const child = spawn(this.ssh, [...clientOptions(this.controlPath), clientLabel(this.host), sudoBridgeCommand(become, address)], { stdio: ['pipe', 'pipe', 'pipe'] });
     child.stdin.on('error', () => {});
-    const letIn = sudoLetIn(this.host, what, child.stderr, (ended) => child.once('exit', ended));
+    const letIn = sudoLetIn(this.host, what, child.stderr, (ended) => {
+      child.once('close', ended);
+      child.once('exit', () => setTimeout(ended, STDERR_DRAIN_MS).unref()); // its stdout, unread yet, may keep 'close' back
+      child.once('error', ended);
+    });
     if (become.withPassword) child.stdin.write(`${this.target.becomePassword}\n`);
     await letIn;
     child.stderr.resume();
@@ -210,7 +227,7 @@ class OpenSshTransport implements Transport {
   private forwardOf(path: string, what: string): Promise<string> {
     let local = this.forwards.get(path);
     if (!local) {
-      const file = `${this.prefix}.f${this.forwards.size}`;
+      const file = `${this.prefix}.f${this.forwardsMade++}`;
       local = spawnCollect(this.host, this.ssh, [...clientOptions(this.controlPath), '-O', 'forward', '-L', `${file}:${path}`, clientLabel(this.host)], undefined, 30, new OutputCap(this.host, 1)).then((r) => {
         if (r.code !== 0) throw new TransportError(this.host, 'exec', `cannot forward ${what}: ${lastLine(r.stderr.toString()) || `ssh exited ${r.code}`}`);
         return file;
@@ -221,16 +238,23 @@ class OpenSshTransport implements Transport {
     return local;
   }
 
-  /** One command over the master: ssh's exit status is the command's, unless ssh itself could not reach the master. */
+  /**
+   * One command over the master. Its status is the one its status line says; without that line
+   * the command did not finish as far as anyone can tell: the connection went, or ssh could not
+   * run it (ssh's own 255 is never taken for the command's).
+   */
   private async runClient(command: string, stdin: Buffer, timeoutSec: number): Promise<RawResult> {
     this.usable();
-    const argv = [...clientOptions(this.controlPath), clientLabel(this.host), reportingStatus(command)];
-    const raw = await spawnCollect(this.host, this.ssh, argv, stdin, timeoutSec, new OutputCap(this.host, this.maxOutputMiB), { statusMarker: STATUS_MARKER });
-    if (raw.code !== 255) return raw;
+    const argv = [...clientOptions(this.controlPath), clientLabel(this.host), reportingStatus(command, this.marker)];
+    const raw = await spawnCollect(this.host, this.ssh, argv, stdin, timeoutSec, new OutputCap(this.host, this.maxOutputMiB), { statusMarker: this.marker });
+    if (raw.statusReported) return raw;
     await Promise.race([this.exited, sleep(LOST_SETTLE_MS)]);
     if (this.lost !== undefined) throw this.droppedError(true);
-    const said = raw.stderr.toString();
-    if (CLIENT_FAILED.test(said)) throw new TransportError(this.host, 'exec', `ssh could not run the command over the connection to ${this.label}: ${lastLine(said)}`);
-    return raw;
+    const said = lastLine(raw.stderr.toString());
+    throw new TransportError(
+      this.host,
+      'exec',
+      CLIENT_FAILED.test(said) ? `ssh could not run the command over the connection to ${this.label}: ${said}` : `${this.label} ended the session without an exit status${said ? ` (${said})` : ''}`,
+    );
   }
 }

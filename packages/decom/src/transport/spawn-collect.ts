@@ -48,7 +48,7 @@ export function spawnCollect(name: string, file: string, args: string[], stdin: 
         const stderr = Buffer.concat(err);
         if (!opts.statusMarker) return resolve({ code: code!, stdout: Buffer.concat(out), stderr });
         const said = takeStatus(stderr, opts.statusMarker);
-        resolve({ code: said.status ?? code!, stdout: Buffer.concat(out), stderr: said.stderr });
+        resolve({ code: said.status ?? code!, stdout: Buffer.concat(out), stderr: said.stderr, statusReported: said.status !== undefined });
       });
     const limitSec = timeoutSec + CLIENT_GRACE_SEC;
     const deadline = setTimeout(

@@ -1,6 +1,4 @@
 /** The SSH transport: one connection per node (through its ProxyJump hosts), shared by every exec of a run, with sudo and a limit on open channels. */
-import { homedir } from 'node:os';
-import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import type { Client, ClientChannel } from 'ssh2';
 import {
@@ -17,11 +15,12 @@ import {
   type RawResult,
 } from './command.js';
 import type { Dialed } from './dial.js';
-import { Limiter } from './limiter.js';
+import { defaultKnownHostsFile } from './known-hosts.js';
+import { DEFAULT_MAX_CHANNELS, Limiter } from './limiter.js';
 import { expandHome } from '../util/paths.js';
 import { expandProxyCommand, proxyCommandStream } from './proxy-command.js';
 import { loadCredentials } from './ssh-auth.js';
-import { SudoGate, sudoBridgeCommand, sudoLetIn } from './sudo-gate.js';
+import { SUDO_PROBE_TIMEOUT_SEC, SudoGate, sudoBridgeCommand, sudoLetIn } from './sudo-gate.js';
 import { hopLabel, parseJump, type Hop } from './jump.js';
 import { forwardThrough, openHop, type HostKeyPolicy } from './ssh-connect.js';
 import { TransportError, droppedConnection, type ExecOptions, type ExecResult, type SshTarget, type Transport } from './types.js';
@@ -29,15 +28,13 @@ import { TransportError, droppedConnection, type ExecOptions, type ExecResult, t
 export interface ConnectOptions {
   /** Record unknown host keys in known_hosts (as StrictHostKeyChecking=accept-new). Changed keys are still refused. */
   acceptNewHostKeys?: boolean;
-  /** Concurrent commands per connection; the rest queue. Default 4 (sshd allows 10 sessions). */
+  /** Concurrent commands per connection; the rest queue (DEFAULT_MAX_CHANNELS). */
   maxChannels?: number;
   /** The TCP connection to the node, opened early with dial() (only without ProxyJump). */
   dialed?: Dialed;
   /** MiB one exec's answer may hold (--max-output); default DEFAULT_MAX_OUTPUT_MIB. */
   maxOutputMiB?: number;
 }
-
-export const DEFAULT_MAX_CHANNELS = 4;
 
 /**
  * Opens the one SSH connection to a node (through its jump hosts, if any) that
@@ -64,7 +61,7 @@ async function connectSshNow(target: SshTarget, opts: ConnectOptions): Promise<T
   // The node's login password is for the node: a jump host is never offered it.
   const jumpCreds = { ...creds, offered: creds.offered.filter((c) => c.serverMethod === 'publickey') };
   const hostKeys: HostKeyPolicy = {
-    file: expandHome(target.knownHostsFile ?? join(homedir(), '.ssh', 'known_hosts')),
+    file: expandHome(target.knownHostsFile ?? defaultKnownHostsFile()),
     mode: opts.acceptNewHostKeys ? 'accept-new' : target.strictHostKeyChecking,
     ...(target.moreKnownHostsFiles?.length ? { more: target.moreKnownHostsFiles.map(expandHome) } : {}),
     ...(target.hostKeyAlias ? { alias: target.hostKeyAlias } : {}),
@@ -132,7 +129,7 @@ class SshTransport implements Transport {
     this.host = target.name;
     this.client = clients[clients.length - 1]!;
     this.label = hopLabel(hops[hops.length - 1]!);
-    this.sudo = new SudoGate(target, (command) => this.limiter.run(() => this.runChannel(command, Buffer.alloc(0), 30)));
+    this.sudo = new SudoGate(target, (command) => this.limiter.run(() => this.runChannel(command, Buffer.alloc(0), SUDO_PROBE_TIMEOUT_SEC)));
     let lastError: string | undefined;
     this.closed = clients.map((c, i) => {
       const who = hops[i]!.isJump ? `jump host ${hopLabel(hops[i]!)}: ` : '';

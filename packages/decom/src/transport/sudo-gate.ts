@@ -1,6 +1,6 @@
 /** sudo as both SSH transports use it: whether an exec needs sudo and a password line, and the sudo socat bridge to a node's Unix socket. */
 import type { Readable } from 'node:stream';
-import { SUDO_OK_MARKER, shellCommand, sudoProbeArgv, type Become, type RawResult } from './command.js';
+import { SUDO_OK_MARKER, becomeArgv, shellCommand, sudoProbeArgv, type Become, type RawResult } from './command.js';
 import { TransportError, type SshTarget } from './types.js';
 
 /**
@@ -9,6 +9,9 @@ import { TransportError, type SshTarget } from './types.js';
  * get it on its stdin: sudo is asked once per connection whether it wants one (`probe`
  * runs a command on the node).
  */
+/** How long the once-per-connection question to sudo may take. */
+export const SUDO_PROBE_TIMEOUT_SEC = 30;
+
 export class SudoGate {
   private needsPassword?: Promise<boolean>;
 
@@ -36,8 +39,7 @@ export class SudoGate {
 
 /** The command that bridges a session to a Unix socket on the node as `become.user`: sudo, its marker on stderr, then socat. */
 export function sudoBridgeCommand(become: Become, address: string): string {
-  const argv = become.withPassword ? ['sudo', '-S', '-k', '-p', '', '-u', become.user] : ['sudo', '-n', '-u', become.user];
-  return shellCommand([...argv, '--', '/bin/sh', '-c', `echo '${SUDO_OK_MARKER}' >&2; exec "$@"`, 'sh', 'socat', '-', address]);
+  return shellCommand([...becomeArgv(become), 'socat', '-', address]);
 }
 
 /**

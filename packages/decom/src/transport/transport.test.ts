@@ -9,13 +9,14 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, statSync,
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { connectSsh, localTransport, TransportError, type SshTarget, type Transport } from './index.js';
+import { connectSsh, localTransport, type SshTarget, type Transport } from './index.js';
 import { shQuote } from '../util/run.js';
 import { unixConnectAddress } from './command.js';
 import { connectOpenSsh } from './openssh.js';
 import {
   descendants,
   entryFor,
+  failure,
   fingerprintOf,
   freePort,
   keyOf,
@@ -67,16 +68,6 @@ async function connect(...args: Parameters<typeof connectSsh>): Promise<Transpor
   const t = await connectSsh(...args);
   open.push(t);
   return t;
-}
-
-/** The TransportError a promise rejects with (fails the test if it resolves). */
-async function failure(p: Promise<unknown>): Promise<TransportError> {
-  const e = await p.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  if (!(e instanceof TransportError)) throw new Error(`expected a TransportError, got ${String(e)}`);
-  return e;
 }
 
 const since = (t0: number) => (Date.now() - t0) / 1000;

@@ -85,7 +85,8 @@ export function nodeSnapshot(node: string): string {
     node,
     [
       'ss -Hltn | sort',
-      "ps -e -o pid=,args= | grep -v -E 'sshd: |ps -e|sort|grep|sh -c|sleep' | sort -n",
+      // A process shown as [name] has no command line left: a zombie or one exiting, there one moment and gone the next.
+      "ps -e -o pid=,args= | grep -v -E 'sshd: |ps -e|sort|grep|sh -c|sleep|^ *[0-9]+ \\[[^]]*\\]$' | sort -n",
       "cut -d' ' -f5 /proc/self/mountinfo | sort",
       "ip -o link | sed 's/^[0-9]*: //; s/ state .*//' | sort",
       'ip netns list | sort',

@@ -8,7 +8,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { join } from 'node:path';
-import type { SshTarget } from '../../src/transport/types.js';
+import { TransportError, type SshTarget } from '../../src/transport/types.js';
 import { tempDir } from './temp.js';
 
 export type HostKeyType = 'ed25519' | 'ecdsa' | 'rsa';
@@ -239,4 +239,14 @@ export function targetOf(s: Sshd, key: string, over: Partial<SshTarget> = {}): S
     connectTimeoutSec: 5,
     ...over,
   };
+}
+
+/** The TransportError a promise rejects with (fails the test if it resolves). */
+export async function failure(p: Promise<unknown>): Promise<TransportError> {
+  const e = await p.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  if (!(e instanceof TransportError)) throw new Error(`expected a TransportError, got ${String(e)}`);
+  return e;
 }
