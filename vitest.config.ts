@@ -5,8 +5,9 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
  * The audit image's cold build (no cache: the base made again, every layer rebuilt),
- * alone before the node tests: the build cache it leaves is the one deploy.test.ts,
- * a node test, then builds from, and nothing else writes it.
+ * beside the unit tests and before the node tests: the build cache it leaves is the one
+ * deploy.test.ts, a node test, then builds from, and nothing else writes it. Most of the
+ * build waits on Debian's and npm's downloads, which the unit files' CPU fills.
  */
 export const IMAGE = ['packages/sandbox/test/image/audit-image.test.ts'];
 
@@ -52,12 +53,13 @@ class SuiteOrder extends BaseSequencer {
   }
 }
 
-// Four projects, one after the other (sequence.groupOrder; vitest runs projects of one
-// group together only when their maxWorkers agree):
+// Four projects in three groups, one group after the other (sequence.groupOrder; vitest
+// runs projects of one group together only when their maxWorkers agree):
 // - unit: no sandbox node (pure code, recorded fixtures, or a namespace, containerd or
 //   sshd of the test's own), files in parallel; beside the sources they test, and the
 //   repository's own checks in test/.
-// - image: the IMAGE build, alone.
+// - image: the IMAGE build, in the unit project's group (its maxWorkers the same, so the
+//   two run side by side: the build's downloads overlap the unit files' CPU).
 // - node: the tests that boot sandbox nodes, grouped by command under packages/*/test/,
 //   two files at a time: each file has a sandbox instance of its own (w1, w2, …: the
 //   test helpers name it from VITEST_WORKER_ID). Generous timeouts (a node boots in about
@@ -87,9 +89,9 @@ export default defineConfig({
         test: {
           name: 'image',
           include: IMAGE,
-          fileParallelism: false,
+          maxWorkers: 4,
           ...NODE_TIMEOUTS,
-          sequence: { groupOrder: 1 },
+          sequence: { groupOrder: 0 },
         },
       },
       {
