@@ -29,8 +29,10 @@ describe('reset through real sudo (ansible_become), with and without a password,
       );
       before.set(node, userObjects(node));
       // Every 100 ms, every process's argv and environment, searched for the password
-      // (read from a file, so the sampler's own command line does not hold it).
-      ssh(node, `printf '%s\\n' '${PASSWORD}' > /root/.pw; (setsid sh -c 'while :; do cat /proc/[0-9]*/cmdline /proc/[0-9]*/environ 2>/dev/null | tr "\\0" "\\n" | grep -F -f /root/.pw >> /root/leaks; sleep 0.1; done' </dev/null >/dev/null 2>&1 & echo $! > /root/sampler.pid)`);
+      // (read from a file written in a session of its own before: neither the sampler's
+      // command line nor the one that starts it holds it).
+      ssh(node, `printf '%s\\n' '${PASSWORD}' > /root/.pw`);
+      ssh(node, `(setsid sh -c 'while :; do cat /proc/[0-9]*/cmdline /proc/[0-9]*/environ 2>/dev/null | tr "\\0" "\\n" | grep -F -f /root/.pw >> /root/leaks; sleep 0.1; done' </dev/null >/dev/null 2>&1 & echo $! > /root/sampler.pid)`);
     }
     const key = join(STATE_DIR, 'id_ed25519');
     const inventory = join(dir, 'hosts.yaml');
