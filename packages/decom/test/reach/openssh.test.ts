@@ -403,8 +403,12 @@ describe('every host Ansible reaches, decom reaches: passwords, ansible-vault, u
   it('a reset over --ssh openssh leaves a CRI node clean, the independent checker agreeing', async () => {
     const o = await reset;
     expect(o.code, shown(o)).toBe(0);
-    const report = JSON.parse(o.stdout) as { hosts: { host: string; clean: boolean }[] };
+    const report = JSON.parse(o.stdout) as { journal: string; hosts: { host: string; clean: boolean }[] };
     expect(report.hosts.map((x) => [x.host, x.clean])).toEqual([[NODE, true]]);
+    // The pods went through containerd's own socket, forwarded by the master, as over ssh2 (no crictl on the node).
+    const journal = readFileSync(report.journal, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { event: string; step?: string; output?: string });
+    const teardown = journal.find((e) => e.event === 'action' && e.step === 'containers');
+    expect(teardown?.output).toMatch(/^CRI v1 StopPodSandbox, RemovePodSandbox [0-9a-f]{13} \(kube-system\/coredns-/m);
     expect(leftovers(NODE)).toEqual([]);
   });
 
