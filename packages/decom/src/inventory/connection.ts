@@ -389,19 +389,16 @@ const NOT_FOR_THE_MASTER = new Set('ADEfGgJKLMNnOQRSsTtVWwXYy');
 /** Ansible's ssh options as the OpenSSH transport's master is given them: each option a word of its own, without NOT_FOR_THE_MASTER's. */
 export function optionsForMaster(words: string[]): string[] {
   const kept: string[] = [];
-  for (let i = 0; i < words.length; i++) {
-    const word = words[i]!;
-    for (let j = 1; j < word.length; j++) {
-      const letter = word[j]!;
-      if (FLAGS.has(letter)) {
-        if (!NOT_FOR_THE_MASTER.has(letter)) kept.push(`-${letter}`);
-        continue;
-      }
-      const value = word.slice(j + 1) || (words[++i] ?? '');
+  walkSshWords(
+    words,
+    (letter) => {
+      if (!NOT_FOR_THE_MASTER.has(letter)) kept.push(`-${letter}`);
+    },
+    (letter, value, i) => {
       if (!NOT_FOR_THE_MASTER.has(letter)) kept.push(`-${letter}`, value);
-      break;
-    }
-  }
+      return i;
+    },
+  );
   return kept;
 }
 
@@ -421,17 +418,23 @@ export function parseSshArgs(text: string, into: SshArgSettings = {}): SshArgSet
   return parseSshWords(words, into);
 }
 
-/** parseSshArgs on words already split. */
-export function parseSshWords(words: string[], into: SshArgSettings = {}): SshArgSettings {
+/**
+ * ssh's getopt over words already split ("-vC", "-p22", "-p 22", "-oKey=Value", "-o Key=Value"):
+ * `flag` for each flag letter, `option` for each option letter with its value, which returns
+ * the index of the last word it used (decom's -o reader may take the next word too).
+ */
+function walkSshWords(words: string[], flag: (letter: string) => void, option: (letter: string, value: string, i: number) => number): void {
   for (let i = 0; i < words.length; i++) {
     const word = words[i]!;
     if (!word.startsWith('-') || word === '-' || word === '--') {
       throw new SshArgsError(`unexpected argument ${JSON.stringify(word)}: only ssh options belong here`);
     }
-    // getopt style: "-vC", "-p22", "-p 22", "-oKey=Value", "-o Key=Value".
     for (let j = 1; j < word.length; j++) {
       const letter = word[j]!;
-      if (FLAGS.has(letter)) continue;
+      if (FLAGS.has(letter)) {
+        flag(letter);
+        continue;
+      }
       if (!TAKES_VALUE.has(letter)) throw new SshArgsError(`unknown ssh option -${letter}`);
       let value = word.slice(j + 1);
       if (!value) {
@@ -440,11 +443,23 @@ export function parseSshWords(words: string[], into: SshArgSettings = {}): SshAr
         value = next;
         i++;
       }
-      if (letter === 'o') i = sshOption(value, words, i, into);
-      else sshLetter(letter, value, into);
+      i = option(letter, value, i);
       break;
     }
   }
+}
+
+/** parseSshArgs on words already split. */
+export function parseSshWords(words: string[], into: SshArgSettings = {}): SshArgSettings {
+  walkSshWords(
+    words,
+    () => {},
+    (letter, value, i) => {
+      if (letter === 'o') return sshOption(value, words, i, into);
+      sshLetter(letter, value, into);
+      return i;
+    },
+  );
   return into;
 }
 

@@ -110,6 +110,9 @@ export const sudoProbeArgv = (user: string): string[] => ['sudo', '-n', '-k', '-
 /** One string for an SSH exec request (the remote login shell parses it once). */
 export const shellCommand = (argv: string[]): string => argv.map(shQuote).join(' ');
 
+/** The last line of a program's output that says something: what an error quotes. */
+export const lastLine = (s: string): string => s.trim().split(/\r?\n/).filter(Boolean).pop() ?? '';
+
 export interface RawResult {
   code: number;
   stdout: Buffer;
@@ -135,7 +138,7 @@ export function finishResult(host: string, raw: RawResult, become: Become | unde
   if (become) {
     const at = stderr.indexOf(`${SUDO_OK_MARKER}\n`);
     if (at < 0) {
-      const said = stderr.trim().split('\n').filter(Boolean).pop() ?? `exit ${raw.code}, nothing on stderr`;
+      const said = lastLine(stderr) || `exit ${raw.code}, nothing on stderr`;
       throw new TransportError(host, 'sudo', `${login} could not sudo to ${become.user}: ${said.trim()}`);
     }
     stderr = stderr.slice(at + SUDO_OK_MARKER.length + 1);

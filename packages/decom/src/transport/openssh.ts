@@ -9,7 +9,7 @@ import { rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { Duplex } from 'node:stream';
 import { serveAskpass } from './askpass.js';
-import { DEFAULT_MAX_OUTPUT_MIB, OutputCap, checkTimeout, commandArgv, finishResult, shellCommand, unixConnectAddress, type RawResult } from './command.js';
+import { DEFAULT_MAX_OUTPUT_MIB, OutputCap, checkTimeout, commandArgv, finishResult, lastLine, shellCommand, unixConnectAddress, type RawResult } from './command.js';
 import { releaseControlDir, takeControlDir } from './control-dir.js';
 import { parseJump } from './jump.js';
 import { DEFAULT_MAX_CHANNELS, Limiter } from './limiter.js';
@@ -41,7 +41,6 @@ const STDERR_KEPT = 4096;
 const LOST_SETTLE_MS = 1000;
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
-const lastLine = (s: string): string => s.trim().split(/\r?\n/).filter(Boolean).pop() ?? '';
 
 /** Opens a node's connection through the system's ssh: the master logged in, its control socket listening. */
 export async function connectOpenSsh(target: SshTarget, opts: OpenSshOptions = {}): Promise<Transport> {

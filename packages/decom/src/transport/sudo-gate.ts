@@ -1,6 +1,6 @@
 /** sudo as both SSH transports use it: whether an exec needs sudo and a password line, and the sudo socat bridge to a node's Unix socket. */
 import type { Readable } from 'node:stream';
-import { SUDO_OK_MARKER, becomeArgv, shellCommand, sudoProbeArgv, type Become, type RawResult } from './command.js';
+import { SUDO_OK_MARKER, becomeArgv, lastLine, shellCommand, sudoProbeArgv, type Become, type RawResult } from './command.js';
 import { TransportError, type SshTarget } from './types.js';
 
 /**
@@ -62,7 +62,7 @@ export function sudoLetIn(host: string, what: string, stderr: Readable, onEnd: (
     onEnd(() => {
       if (done) return;
       done = true;
-      reject(new TransportError(host, 'sudo', `cannot open ${what} through sudo: ${said.trim().split('\n').pop() || 'the session ended'}`));
+      reject(new TransportError(host, 'sudo', `cannot open ${what} through sudo: ${lastLine(said) || 'the session ended'}`));
     });
   });
 }
