@@ -17,7 +17,7 @@ const FLOORS = [
   ['probes'],
   ['rules'],
   ['engine', 'steps', 'cluster', 'firewall', 'playbook'],
-  ['run', 'verify', 'audit', 'journal'],
+  ['run', 'verify', 'audit', 'journal', 'ping', 'hosts'],
   ['cli.ts'],
 ];
 

@@ -17,14 +17,15 @@ const RUN = 'packages/decom/test/run';
 const VERIFY = 'packages/decom/test/verify';
 const AUDIT = 'packages/decom/test/audit';
 const REACH = 'packages/decom/test/reach';
+const FIRST_CONTACT = 'packages/decom/test/first-contact';
 const PACKAGE = 'packages/decom/test/package';
 const API = 'packages/sandbox/test/api';
 const UP = 'packages/sandbox/test/up';
 const IMAGE = 'packages/sandbox/test/image';
 
 /** Every node test folder, in the order they are run and listed (test/changed-tests.test.ts holds it to the disk). */
-export const NODE_FOLDERS = [RUN, VERIFY, AUDIT, REACH, PACKAGE, API, UP, IMAGE];
-const COMMANDS = [RUN, VERIFY, AUDIT];
+export const NODE_FOLDERS = [RUN, VERIFY, AUDIT, FIRST_CONTACT, REACH, PACKAGE, API, UP, IMAGE];
+const COMMANDS = [RUN, VERIFY, AUDIT, FIRST_CONTACT];
 const RESET = "the reset's; verify's tests reset with `decom run` first";
 
 /**
@@ -41,6 +42,8 @@ export const TABLE = [
   ['packages/decom/src/journal/', [RUN], "`decom journal`, whose node test is run/node-lock.test.ts"],
   ['packages/decom/src/verify/', [VERIFY], '`decom verify`'],
   ['packages/decom/src/audit/', [AUDIT], '`decom audit`'],
+  ['packages/decom/src/ping/', [FIRST_CONTACT], '`decom ping`'],
+  ['packages/decom/src/hosts/', [FIRST_CONTACT], '`decom hosts trust`'],
   ['packages/decom/src/firewall/', [RUN, VERIFY], RESET],
   ['packages/decom/src/playbook/', [RUN, VERIFY], RESET],
   ['packages/decom/playbooks/', [RUN, VERIFY], RESET],

@@ -7,6 +7,12 @@
 // are not fetched, and no hosted repository is looked for.
 //   node scripts/check-links.mjs [ROOT]   (ROOT: the tree to check, default this checkout;
 //                                          a copy outside git is walked instead of listed)
+//   node scripts/check-links.mjs --package DIR   (DIR: the npm package decom, unpacked)
+// The package's README links into the docs/ the package carries, a copy of the repository's
+// docs/ (scripts/package-docs.mjs): in a checkout it is checked from the repository root,
+// where those links land on the pages copied. With --package, DIR's README.md and docs/
+// are checked where they are, and the citations of its dist/ too (what --help and the
+// errors name must be in the package).
 // Prints each broken link as FILE:LINE:COLUMN: REASON (for a citation, the source file and
 // line) and exits 1 if there is any.
 import { execFileSync } from 'node:child_process';
@@ -22,7 +28,9 @@ import { engine } from 'unified-engine';
 const CHECKOUT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** The documentation checked, as paths relative to the root (docs/ walked for *.md). */
-const PAGES = ['README.md', join('packages', 'decom', 'README.md')];
+const PAGES = ['README.md'];
+/** The npm package's README, in a checkout: its links are the package's, checked from the root. */
+const PACKAGE_README = 'packages/decom/README.md';
 
 /** Where a source cites a page: a root-relative docs/ path ending in .md, with its #anchor if any. */
 const CITATION = /(?<![\w./-])docs\/[\w./-]*\.md(?:#[\w-]*)?/g;
@@ -31,16 +39,18 @@ const CITATION = /(?<![\w./-])docs\/[\w./-]*\.md(?:#[\w-]*)?/g;
 const SOURCE = /\.(ts|mts|cts|js|mjs|cjs|sh|ya?ml)$/;
 const SCRIPT_DIR = /^(scripts|\.ci|packages\/[^/]+\/scripts)\/[^/.]+$/;
 const SKIPPED_DIR = new Set(['node_modules', 'dist', '.git']);
+/** In an unpacked package, dist/ is the product: its citations are checked. */
+const SKIPPED_IN_PACKAGE = new Set(['node_modules']);
 
 const posix = (p) => p.split(sep).join('/');
 
-/** Every file below `dir` (relative to `root`), except in node_modules, dist and .git. */
-function walk(root, dir = '') {
+/** Every file below `dir` (relative to `root`), except in the skipped dirs (node_modules, dist and .git). */
+function walk(root, dir = '', skipped = SKIPPED_DIR) {
   const out = [];
   for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
-    if (entry.isDirectory() && SKIPPED_DIR.has(entry.name)) continue;
+    if (entry.isDirectory() && skipped.has(entry.name)) continue;
     const path = dir ? `${dir}/${entry.name}` : entry.name;
-    if (entry.isDirectory()) out.push(...walk(root, path));
+    if (entry.isDirectory()) out.push(...walk(root, path, skipped));
     else if (entry.isFile()) out.push(path);
   }
   return out;
@@ -105,16 +115,24 @@ function validate(root, files) {
 
 /**
  * Checks the root's documentation and its sources' citations. Returns the broken links,
- * each as "FILE:LINE:COLUMN: REASON" with the file relative to the root.
+ * each as "FILE:LINE:COLUMN: REASON" with the file relative to the root. `asPackage`: the
+ * root is the npm package unpacked (its dist/ cited from too), not a checkout.
  */
-export async function checkLinks(root = CHECKOUT) {
+export async function checkLinks(root = CHECKOUT, { asPackage = false } = {}) {
   root = resolve(root);
-  const cited = citations(root);
+  const cited = citations(root, asPackage ? walk(root, '', SKIPPED_IN_PACKAGE) : filesOf(root));
   // The citations as links of a page at the root, so their paths resolve as they read: one per line.
-  const temp = `.check-links-citations-${process.pid}-${randomBytes(4).toString('hex')}.md`;
+  const suffix = `${process.pid}-${randomBytes(4).toString('hex')}.md`;
+  const temp = `.check-links-citations-${suffix}`;
   const lines = cited.map((c) => `- [${c.file}:${c.line}](${c.target})`);
   writeFileSync(join(root, temp), `${lines.join('\n\n')}\n`);
-  const remove = () => rmSync(join(root, temp), { force: true });
+  // The package's README at the root, where its docs/ links land on the pages the package copies.
+  const packageReadme = !asPackage && existsSync(join(root, PACKAGE_README)) ? `.check-links-package-readme-${suffix}` : undefined;
+  if (packageReadme) writeFileSync(join(root, packageReadme), readFileSync(join(root, PACKAGE_README), 'utf8'));
+  const remove = () => {
+    rmSync(join(root, temp), { force: true });
+    if (packageReadme) rmSync(join(root, packageReadme), { force: true });
+  };
   // Interrupted: the page goes, and the process ends as the signal would have ended it.
   const interrupted = (signal) => {
     remove();
@@ -122,7 +140,7 @@ export async function checkLinks(root = CHECKOUT) {
   };
   process.once('SIGINT', interrupted).once('SIGTERM', interrupted);
   try {
-    const files = await validate(root, [...pages(root), temp]);
+    const files = await validate(root, [...pages(root), temp, ...(packageReadme ? [packageReadme] : [])]);
     const broken = [];
     for (const file of files) {
       const path = posix(relative(root, resolve(root, file.path)));
@@ -132,7 +150,7 @@ export async function checkLinks(root = CHECKOUT) {
           const c = cited[((m.line ?? 1) - 1) / 2];
           broken.push(c ? `${c.file}:${c.line}:${c.column}: ${m.reason} (cited as ${c.target})` : `${temp}:${m.line}: ${m.reason}`);
         } else {
-          broken.push(`${path}:${m.line ?? 1}:${m.column ?? 1}: ${m.reason}`);
+          broken.push(`${path === packageReadme ? PACKAGE_README : path}:${m.line ?? 1}:${m.column ?? 1}: ${m.reason}`);
         }
       }
     }
@@ -144,12 +162,18 @@ export async function checkLinks(root = CHECKOUT) {
 }
 
 if (process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const root = process.argv[2] ?? CHECKOUT;
+  const args = process.argv.slice(2);
+  const asPackage = args[0] === '--package';
+  if (asPackage && args.length !== 2) {
+    process.stderr.write('check-links: --package DIR: the unpacked package to check\n');
+    process.exit(2);
+  }
+  const root = (asPackage ? args[1] : args[0]) ?? CHECKOUT;
   if (!existsSync(root) || !statSync(root).isDirectory()) {
     process.stderr.write(`check-links: ${root}: not a directory\n`);
     process.exit(2);
   }
-  const { broken, pages: n, citations: c } = await checkLinks(root);
+  const { broken, pages: n, citations: c } = await checkLinks(root, { asPackage });
   for (const line of broken) process.stdout.write(`${line}\n`);
   if (broken.length) {
     process.stderr.write(`check-links: ${broken.length} broken link(s) in ${n} page(s) and ${c} citation(s)\n`);

@@ -15,6 +15,7 @@ const RUN = 'packages/decom/test/run';
 const VERIFY = 'packages/decom/test/verify';
 const AUDIT = 'packages/decom/test/audit';
 const REACH = 'packages/decom/test/reach';
+const FIRST_CONTACT = 'packages/decom/test/first-contact';
 const PACKAGE = 'packages/decom/test/package';
 const API = 'packages/sandbox/test/api';
 const UP = 'packages/sandbox/test/up';
@@ -24,8 +25,8 @@ describe('testsFor: changed paths → what runs', () => {
   it('a step: the node tests of every command that runs it, and the unit tests that import it', () => {
     expect(testsFor(['packages/decom/src/steps/pods.ts'])).toEqual({
       unitNeeded: true,
-      nodeFolders: [RUN, VERIFY, AUDIT],
-      reasons: [expect.stringMatching(/^changed: packages\/decom\/src\/steps\/pods\.ts → node tests in packages\/decom\/test\/run, packages\/decom\/test\/verify, packages\/decom\/test\/audit \(used by every command: /)],
+      nodeFolders: [RUN, VERIFY, AUDIT, FIRST_CONTACT],
+      reasons: [expect.stringMatching(/^changed: packages\/decom\/src\/steps\/pods\.ts → node tests in packages\/decom\/test\/run, packages\/decom\/test\/verify, packages\/decom\/test\/audit, packages\/decom\/test\/first-contact \(used by every command: /)],
     });
   });
 
@@ -34,12 +35,14 @@ describe('testsFor: changed paths → what runs', () => {
     expect(testsFor(['packages/decom/src/verify/report.ts']).nodeFolders).toEqual([VERIFY]);
     expect(testsFor(['packages/decom/src/audit/fix.ts']).nodeFolders).toEqual([AUDIT]);
     expect(testsFor(['packages/decom/src/journal/cli.ts']).nodeFolders).toEqual([RUN]);
+    expect(testsFor(['packages/decom/src/ping/ping.ts']).nodeFolders).toEqual([FIRST_CONTACT]);
+    expect(testsFor(['packages/decom/src/hosts/trust.ts']).nodeFolders).toEqual([FIRST_CONTACT]);
     expect(testsFor(['packages/decom/src/firewall/restore.ts']).nodeFolders).toEqual([RUN, VERIFY]);
   });
 
   it('a test helper: every node test folder, decom\'s and the sandbox\'s', () => {
     const r = testsFor(['packages/decom/test/helpers/sandbox.ts']);
-    expect(r.nodeFolders).toEqual([RUN, VERIFY, AUDIT, REACH, PACKAGE, API, UP, IMAGE]);
+    expect(r.nodeFolders).toEqual([RUN, VERIFY, AUDIT, FIRST_CONTACT, REACH, PACKAGE, API, UP, IMAGE]);
     expect(r.unitNeeded).toBe(true);
     expect(r.reasons).toEqual([expect.stringMatching(/^changed: packages\/decom\/test\/helpers\/sandbox\.ts → node tests in .* \(a test helper: /)]);
   });

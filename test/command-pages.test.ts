@@ -1,6 +1,6 @@
 // Each command's reference page lists exactly the long options its --help prints: for every
 // decom command, the `## Options` section of docs/commands/<command>.md; for each subcommand
-// of `decom sandbox`, the `### Options` of its `## sandbox SUBCOMMAND` section. Both ways:
+// of `decom hosts` and of `decom sandbox`, the `### Options` of its `## GROUP SUBCOMMAND` section. Both ways:
 // an option the help has and the page lacks, and one the page names that the help does
 // not have, are each named. Runs the built CLIs (npm run build).
 import { spawnSync } from 'node:child_process';
@@ -11,7 +11,9 @@ import { describe, expect, it } from 'vitest';
 const CHECKOUT = join(import.meta.dirname, '..');
 const DECOM = join(CHECKOUT, 'packages', 'decom', 'dist', 'cli.js');
 const SANDBOX = join(CHECKOUT, 'packages', 'sandbox', 'dist', 'bin.js');
-const COMMANDS = ['run', 'verify', 'audit', 'audit-report', 'journal', 'sandbox'] as const;
+const COMMANDS = ['run', 'verify', 'audit', 'audit-report', 'journal', 'ping', 'hosts', 'sandbox'] as const;
+/** decom's commands that group subcommands: each subcommand's options on its `## GROUP SUB` section's `### Options`. */
+const GROUPS = ['hosts'] as const;
 
 /** A built CLI's --help (commander's layout), failing with the reason when it cannot run. */
 function help(bin: string, args: string[]): string {
@@ -89,6 +91,20 @@ describe.each(COMMANDS)('docs/commands/%s.md', (command) => {
     const fromHelp = helpOptions(help(DECOM, [command]));
     expect(fromHelp.length, `decom ${command} --help lists no option`).toBeGreaterThan(0);
     expect(compare(fromHelp, pageOptions(options ?? [])), `decom ${command} --help against docs/commands/${command}.md "## Options"`).toEqual({ missingFromPage: [], notInHelp: [] });
+  });
+});
+
+describe.each(GROUPS)('docs/commands/%s.md, per subcommand', (group) => {
+  const subcommands = helpSection(help(DECOM, [group]), 'Commands')
+    .flatMap((l) => /^ {2}(\S+)/.exec(l)?.[1] ?? [])
+    .filter((c) => c !== 'help');
+
+  it.each(subcommands)(`## ${group} %s has a ### Options listing exactly the long options of its --help`, (sub) => {
+    const section = mdSection(page(group), 2, `${group} ${sub}`);
+    expect(section, `docs/commands/${group}.md has no "## ${group} ${sub}" section`).toBeDefined();
+    const options = mdSection(section ?? [], 3, 'Options');
+    expect(options, `docs/commands/${group}.md "## ${group} ${sub}" has no "### Options"`).toBeDefined();
+    expect(compare(helpOptions(help(DECOM, [group, sub])), pageOptions(options ?? [])), `decom ${group} ${sub} --help against docs/commands/${group}.md "## ${group} ${sub}" / "### Options"`).toEqual({ missingFromPage: [], notInHelp: [] });
   });
 });
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 /** The `decom-sandbox` command (also run as `decom sandbox`): its subcommands and their flags. */
 import { Argument, Command, Option } from '@commander-js/extra-typings';
-import { exitOnError } from 'decom/errors';
-import { EXIT } from 'decom/exit-codes';
+import { oneLineUsageErrors } from 'decom/command-line';
+import { exitOnError, inputError } from 'decom/errors';
 import { createRequire } from 'node:module';
 
 // decom's test cluster, as its own command (`decom sandbox …` runs it too). Subcommands
@@ -11,14 +11,10 @@ import { createRequire } from 'node:module';
 const instanceOption = () =>
   new Option('--instance <name>', 'the sandbox instance (1 to 7 lower-case letters or digits; default: DECOM_SANDBOX_INSTANCE, else the default instance)');
 
-const program = new Command('decom-sandbox')
+// Run through `decom sandbox`, it is named so in its help and errors.
+const program = new Command(process.env.DECOM_SANDBOX_PROGRAM ?? 'decom-sandbox')
   .description('a cluster of real namespaced nodes on this machine, to watch decom work and try playbooks safely')
-  .version((createRequire(import.meta.url)('../package.json') as { version: string }).version)
-  .showHelpAfterError('(run with --help for usage)')
-  .exitOverride((err) => {
-    // commander's own usage errors (unknown flag, bad choice) are input errors: exit 2
-    process.exit(err.exitCode === 0 ? EXIT.clean : EXIT.input);
-  });
+  .version((createRequire(import.meta.url)('../package.json') as { version: string }).version);
 program
   .command('up')
   .description('boot sandbox nodes (systemd, sshd, containerd, a kubelet stand-in) and plant a scenario')
@@ -119,4 +115,12 @@ program
     process.exitCode = await sshCommand(node, command, o.instance);
   });
 
-await program.parseAsync().catch((e: unknown) => exitOnError('decom-sandbox', e));
+// Its errors are decom's when decom runs it: one shape, `decom: …`.
+const errorPrefix = process.env.DECOM_SANDBOX_PROGRAM ? 'decom' : program.name();
+oneLineUsageErrors(program, errorPrefix);
+if (process.argv.length <= 2) {
+  // Alone: the overview on stdout, and the one line that says what is missing.
+  process.stdout.write(program.helpInformation());
+  exitOnError(errorPrefix, inputError(`no command given (see ${program.name()} --help)`));
+}
+await program.parseAsync().catch((e: unknown) => exitOnError(errorPrefix, e));

@@ -10,7 +10,7 @@ import { AUDIT_VIEWS, probeNode, type NodeState } from '../probes/index.js';
 import { inputError } from '../util/errors.js';
 import { DEFAULT_FORKS, pool } from '../util/pool.js';
 import { EXIT, foldExit, type ExitCode } from '../util/exit-codes.js';
-import type { ApiSource } from '../cluster/kubeconfig.js';
+import { kubeconfigOrder, type ApiSource } from '../cluster/kubeconfig.js';
 import { readCluster, type ClusterRead } from './cluster.js';
 import { hostFacts, type HostFacts } from '../rules/facts.js';
 import { finishedPods, stuckObjects, unavailableApiServices } from '../rules/deletions.js';
@@ -161,7 +161,7 @@ export function judge(
   const report: AuditReport = { time, hosts: reports, cluster: clusterFindings };
   const apiKinds = AUDIT_KINDS.filter((k) => API_KINDS.has(k));
   if (!cluster) report.notChecked = { kinds: apiKinds, why: '--no-api' };
-  else if ('none' in cluster) report.notChecked = { kinds: apiKinds, why: "no kubeconfig (--kubeconfig, the inventory's decom_kubeconfig, $KUBECONFIG, ~/.kube/config)" };
+  else if ('none' in cluster) report.notChecked = { kinds: apiKinds, why: `no kubeconfig (${kubeconfigOrder()})` };
   else if ('error' in cluster) {
     report.apiError = `the API at ${cluster.server} could not be listed: ${cluster.error}`;
     report.notChecked = { kinds: apiKinds, why: report.apiError };

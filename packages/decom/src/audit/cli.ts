@@ -5,8 +5,8 @@
  * it while the hosts fit in the pool's bound (--forks).
  */
 import { writeFileSync } from 'node:fs';
-import { askedPassword, etcdGroupOf, loadInventory, vaultSourcesOf, reachHosts, resolveTargets, type Host } from '../inventory/index.js';
-import { connector, maxOutputOf, type SshClient } from '../transport/connector.js';
+import { askedPassword, etcdGroupOf, connectionOverridesOf, loadInventory, vaultSourcesOf, reachHosts, resolveTargets, type ReachFlags, type Host } from '../inventory/index.js';
+import { connector, maxOutputOf } from '../transport/connector.js';
 import type { Transport } from '../transport/types.js';
 import { apiSource, kubeClients } from '../cluster/kubeconfig.js';
 import { inputError } from '../util/errors.js';
@@ -27,22 +27,13 @@ import { checkForceFinalize, fixKinds, plan, proveFixes, runFixes, type Remedy }
 import { renderHtml } from './html.js';
 import { mergeReports, readReport, renderJson, renderJunit, renderPrometheus, renderTable, writeAtomically } from './report.js';
 
-export interface AuditFlags {
-  limit?: string;
+export interface AuditFlags extends ReachFlags {
   output: 'table' | 'json' | 'prometheus' | 'junit';
   textfile?: string;
   junit?: string;
   html?: string;
   connection: 'ssh' | 'local';
-  knownHosts?: string;
-  acceptNewHostKeys: boolean;
-  ssh?: SshClient;
-  vaultPasswordFile: string[];
-  vaultId: string[];
-  askVaultPass: boolean;
-  askPass: boolean;
   kubeconfig?: string;
-  context?: string;
   api: boolean;
   staleAfter: string;
   stuckAfter: string;
@@ -50,8 +41,6 @@ export interface AuditFlags {
   shard?: string;
   details: boolean;
   fix?: string;
-  forks?: string;
-  maxOutput?: string;
   waitLock?: string;
   stateDir?: string;
   forceFinalize: string[];
@@ -81,9 +70,9 @@ export async function auditCommand(inventoryFile: string, targets: string[], fla
   const listen = flags.listen !== undefined ? listenAddress(flags.listen) : undefined;
   if (flags.printSystemdTimer) {
     if (fixing || every) throw inputError('--print-systemd-timer schedules the read-only audit: drop --fix, --force-finalize, --listen and --every');
-    await loadInventory(inventoryFile, { vault: vaultSourcesOf(flags) }); // a timer for an inventory that does not load would fail every hour
-    const args = process.argv.slice(process.argv.indexOf('audit') + 2);
-    process.stdout.write(systemdUnits(inventoryFile, args, flags.onCalendar));
+    if (flags.askPass || flags.askBecomePass || flags.askVaultPass) throw inputError('--print-systemd-timer: a timer has no terminal to ask on: drop -k, -K and --ask-vault-pass, give the passwords in files');
+    await loadInventory(inventoryFile, { vault: vaultSourcesOf(flags), overrides: await connectionOverridesOf(flags) }); // a timer for an inventory that does not load would fail every hour
+    process.stdout.write(systemdUnits(process.argv.slice(process.argv.indexOf('audit') + 1), flags.onCalendar, process.cwd()));
     return EXIT.clean;
   }
   const planned = flags.from ? readReport(flags.from, '--from') : undefined;
@@ -91,7 +80,7 @@ export async function auditCommand(inventoryFile: string, targets: string[], fla
   const maxOutputMiB = maxOutputOf(flags.maxOutput);
   if (!fixing && (flags.waitLock !== undefined || flags.stateDir !== undefined)) throw inputError('--wait-lock and --state-dir go with --fix or --force-finalize');
   const waitLockSec = flags.waitLock !== undefined ? duration('--wait-lock', flags.waitLock, 0) : undefined;
-  const inventory = await loadInventory(inventoryFile, { vault: vaultSourcesOf(flags) });
+  const inventory = await loadInventory(inventoryFile, { vault: vaultSourcesOf(flags), overrides: await connectionOverridesOf(flags) });
   const all = [...inventory.hosts.values()];
   let hosts = resolveTargets(inventory, targets.length ? targets : ['all'], flags.limit);
   const shard = flags.shard ? shardOf(hosts, flags.shard) : undefined;

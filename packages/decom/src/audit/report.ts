@@ -7,6 +7,7 @@ import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { inputError } from '../util/errors.js';
 import { dirname, basename, join } from 'node:path';
 import { printable } from '../verify/report.js';
+import { withoutHost } from '../transport/types.js';
 import { factsLine } from '../rules/facts.js';
 import { ownsClusterRow, type AuditReport } from './audit.js';
 import { AUDIT_KINDS, type AuditFinding, type AuditKind } from '../rules/audit.js';
@@ -14,23 +15,38 @@ import { AUDIT_KINDS, type AuditFinding, type AuditKind } from '../rules/audit.j
 /** The table's row of findings that belong to no audited host. */
 const CLUSTER_ROW = '(cluster)';
 
-/** Short column heads: fourteen kinds must fit a terminal. */
-const HEAD: Record<AuditKind, string> = {
-  'phantom-pod': 'phantom',
-  'orphan-pod-dir': 'pod-dir',
-  'orphan-pod-cgroup': 'cgroup',
-  'orphan-netns': 'netns',
-  'orphan-veth': 'veth',
-  'orphan-ipam-lease': 'lease',
-  'stuck-terminating-pod': 'term-pod',
-  'stuck-terminating-namespace': 'term-ns',
-  'stale-node': 'node',
-  'stale-etcd-member': 'etcd',
-  'stale-volume-attachment': 'vol-att',
-  'stuck-deleting-object': 'stuck-obj',
-  'unavailable-apiservice': 'apisvc',
-  'finished-pods': 'finished',
-};
+/**
+ * The table's columns after HOST, one per kind in AUDIT_KINDS' order: its short head
+ * (fourteen kinds must fit a terminal) and what its cell counts. `--details` prints
+ * them as a legend under the table; docs/audit-outputs.md lists them (a test compares).
+ */
+export const TABLE_COLUMNS: readonly { kind: AuditKind; head: string; meaning: string }[] = columns({
+  'phantom-pod': ['phantom', 'pods running on the node that the API does not know'],
+  'orphan-pod-dir': ['pod-dir', 'pod dirs of no known pod'],
+  'orphan-pod-cgroup': ['cgroup', 'pod cgroups of no known pod'],
+  'orphan-netns': ['netns', 'pod network namespaces no process is in'],
+  'orphan-veth': ['veth', 'host veths whose pod end is in an orphan netns'],
+  'orphan-ipam-lease': ['lease', 'IPAM leases naming a sandbox that is not running'],
+  'stuck-terminating-pod': ['term-pod', 'pods Terminating longer than --stuck-after past their deadline'],
+  'stuck-terminating-namespace': ['term-ns', 'namespaces Terminating longer than --stuck-after'],
+  'stale-node': ['node', 'Nodes NotReady longer than --stale-after'],
+  'stale-etcd-member': ['etcd', 'etcd members whose URLs name no inventory host'],
+  'stale-volume-attachment': ['vol-att', 'VolumeAttachments of a deleted Node'],
+  'stuck-deleting-object': ['stuck-obj', 'other objects in deletion longer than --stuck-after'],
+  'unavailable-apiservice': ['apisvc', 'APIServices not Available'],
+  'finished-pods': ['finished', '1 when Succeeded and Failed pods exceed --finished-pods'],
+});
+
+/** The columns in AUDIT_KINDS' order, from a head and meaning per kind (the type asks for every kind). */
+function columns(byKind: Record<AuditKind, [head: string, meaning: string]>) {
+  return AUDIT_KINDS.map((kind) => ({ kind, head: byKind[kind][0], meaning: byKind[kind][1] }));
+}
+
+/** The legend `--details` prints under the table: each short head, its kind and what it counts. */
+export function tableLegend(): string[] {
+  const w = Math.max(...TABLE_COLUMNS.map((c) => c.head.length));
+  return TABLE_COLUMNS.map((c) => `${c.head.padEnd(w)}  ${c.kind}: ${c.meaning}`);
+}
 
 const count = (fs: AuditFinding[], k: AuditKind) => fs.filter((f) => f.kind === k).length;
 
@@ -60,8 +76,8 @@ export function notCheckedLines(r: AuditReport): { kinds: AuditKind[]; why: stri
 }
 
 /**
- * The table, then a line per finding (`details`: every one; else up to 5 per host
- * and kind), then what was not checked. A cell is the count; "-" a kind not checked
+ * The table (`details`: then its legend), then a line per finding (`details`: every
+ * one; else up to 5 per host and kind), then what was not checked. A cell is the count; "-" a kind not checked
  * on that row; "?" a host that could not be probed.
  */
 export function renderTable(r: AuditReport, opts: { details?: boolean } = {}): string {
@@ -69,11 +85,12 @@ export function renderTable(r: AuditReport, opts: { details?: boolean } = {}): s
   const all = rows(r);
   const nameW = Math.max(4, ...all.map((x) => printable(x.name).length));
   const cell = (x: (typeof all)[number], k: AuditKind) => (!x.reachable && x.name !== CLUSTER_ROW ? '?' : skipped.has(k) ? '-' : String(count(x.findings, k)));
-  const line = (name: string, cells: string[]) => [name.padEnd(nameW), ...cells.map((c, i) => c.padStart(HEAD[AUDIT_KINDS[i] as AuditKind].length))].join('  ').trimEnd();
-  const out = [line('HOST', AUDIT_KINDS.map((k) => HEAD[k])), ...all.map((x) => line(printable(x.name), AUDIT_KINDS.map((k) => cell(x, k))))];
+  const line = (name: string, cells: string[]) => [name.padEnd(nameW), ...cells.map((c, i) => c.padStart(TABLE_COLUMNS[i]!.head.length))].join('  ').trimEnd();
+  const out = [line('HOST', TABLE_COLUMNS.map((c) => c.head)), ...all.map((x) => line(printable(x.name), TABLE_COLUMNS.map((c) => cell(x, c.kind))))];
   out.push('');
+  if (opts.details) out.push(...tableLegend(), '');
   for (const x of all) {
-    if (x.error) out.push(`${printable(x.name)}: NOT CHECKED: ${printable(x.error)}`);
+    if (x.error) out.push(`${printable(x.name)}: NOT CHECKED: ${printable(withoutHost(x.name, x.error))}`);
     const facts = r.hosts.find((h) => h.host === x.name)?.facts;
     if (facts) out.push(`${printable(x.name)}: ${printable(factsLine(facts))}`);
     for (const w of r.hosts.find((h) => h.host === x.name)?.warnings ?? []) out.push(`${printable(x.name)}: warning: ${printable(w)}`);

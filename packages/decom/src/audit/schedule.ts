@@ -20,16 +20,17 @@ const unitArg = (a: string) => {
 
 /**
  * The two units, each headed by the path it goes to. `args` are the audit's own
- * arguments after `audit` (the inventory made absolute: the service does not run in
- * the caller's directory); --textfile is added when the command line has none.
+ * arguments after `audit`, as typed: the service runs in the directory they were typed
+ * in (`cwd`), so every relative path in them (the inventory, -e @FILE, a key, a
+ * known_hosts file) means what it meant. --textfile is added when they have none.
  */
-export function systemdUnits(inventory: string, args: string[], onCalendar: string): string {
+export function systemdUnits(args: string[], onCalendar: string, cwd: string): string {
   const rest = args.filter((a) => a !== '--print-systemd-timer');
   // --on-calendar is the timer's, not the service's.
   const i = rest.findIndex((a) => a === '--on-calendar' || a.startsWith('--on-calendar='));
   if (i >= 0) rest.splice(i, rest[i]!.includes('=') ? 1 : 2);
   const withTextfile = rest.some((a) => a === '--textfile' || a.startsWith('--textfile=')) ? rest : [...rest, '--textfile', `${TEXTFILE_DIR}/decom.prom`];
-  const exec = [process.execPath, resolve(process.argv[1] ?? 'decom'), 'audit', resolve(inventory), ...withTextfile].map(unitArg).join(' ');
+  const exec = [process.execPath, resolve(process.argv[1] ?? 'decom'), 'audit', ...withTextfile].map(unitArg).join(' ');
   return `# --- /etc/systemd/system/decom-audit.service ---
 [Unit]
 Description=decom audit: Kubernetes residue across the fleet
@@ -38,6 +39,7 @@ After=network-online.target
 
 [Service]
 Type=oneshot
+WorkingDirectory=${unitArg(cwd)}
 ExecStart=${exec}
 # Exit 1 (residue found) is the audit's answer, not a failed run; 2 and 3 are failures.
 SuccessExitStatus=1

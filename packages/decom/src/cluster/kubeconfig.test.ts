@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { apiSource, kubeClients, kubeconfigFiles, operatorIdentity } from './kubeconfig.js';
+import { KUBECONFIG_FILES_ORDER, KUBECONFIG_ORDER, apiSource, findApi, kubeClients, kubeconfigFiles, kubeconfigOrder, operatorIdentity, type ApiSource, type KubeconfigPlace } from './kubeconfig.js';
 import { registeredNodes } from './node.js';
 import { UserError } from '../util/errors.js';
 import { tempDir } from '../../test/helpers/temp.js';
@@ -67,7 +67,7 @@ describe('apiSource: --kubeconfig, else the inventory\'s decom_kubeconfig, else 
   it('takes the flag over the inventory, the inventory over nothing, and passes the context on', () => {
     const inv = file('inv/config', 'apiVersion: v1\nkind: Config\n');
     expect(apiSource('hosts.yaml', [host({ decom_kubeconfig: inv })], { kubeconfig: twoContexts, context: 'b' })).toEqual({ kubeconfig: twoContexts, context: 'b' });
-    expect(apiSource('hosts.yaml', [host({ decom_kubeconfig: inv }), host()], {})).toEqual({ kubeconfig: inv });
+    expect(apiSource('hosts.yaml', [host({ decom_kubeconfig: inv }), host()], {})).toEqual({ inventoryKubeconfig: inv });
     expect(apiSource('hosts.yaml', [host()], { context: 'b' })).toEqual({ context: 'b' });
     expect(apiSource('hosts.yaml', [host()], {})).toEqual({});
     // --kubeconfig overrides the inventory: its hosts' disagreement is then not asked about.
@@ -92,6 +92,47 @@ describe('apiSource: --kubeconfig, else the inventory\'s decom_kubeconfig, else 
   });
 });
 
+describe('findApi walks KUBECONFIG_ORDER: each place is used only when every place before it holds nothing', () => {
+  /** A kubeconfig at each file place, and how to empty that place again. */
+  function everyPlace(): { source: ApiSource; files: Record<Exclude<KubeconfigPlace, "the pod's service account">, string>; empty: (p: KubeconfigPlace) => void } {
+    const files = {
+      '--kubeconfig': file('order/flag', 'apiVersion: v1\nkind: Config\n'),
+      "the inventory's decom_kubeconfig": file('order/inventory', 'apiVersion: v1\nkind: Config\n'),
+      $KUBECONFIG: file('order/env', 'apiVersion: v1\nkind: Config\n'),
+      '~/.kube/config': file('order/home/.kube/config', 'apiVersion: v1\nkind: Config\n'),
+    };
+    const source: ApiSource = { kubeconfig: files['--kubeconfig'], inventoryKubeconfig: files["the inventory's decom_kubeconfig"] };
+    process.env.KUBECONFIG = files.$KUBECONFIG;
+    process.env.HOME = join(dir, 'order', 'home');
+    const empty = (p: KubeconfigPlace) => {
+      if (p === '--kubeconfig') delete source.kubeconfig;
+      else if (p === "the inventory's decom_kubeconfig") delete source.inventoryKubeconfig;
+      else if (p === '$KUBECONFIG') delete process.env.KUBECONFIG;
+      else if (p === '~/.kube/config') process.env.HOME = join(dir, 'nohome');
+    };
+    return { source, files, empty };
+  }
+
+  it('finds the first place of the order that holds a kubeconfig, in the order the constant lists them', () => {
+    const { source, files, empty } = everyPlace();
+    for (const place of KUBECONFIG_FILES_ORDER) {
+      const f = findApi(source);
+      expect(f?.place).toBe(place);
+      expect(f?.held).toEqual({ files: [files[place as keyof typeof files]] });
+      expect(kubeconfigFiles(source)).toEqual([files[place as keyof typeof files]]);
+      empty(place);
+    }
+    // Outside a pod the last place holds nothing: no API at all.
+    expect(findApi(source)).toBeUndefined();
+    expect(kubeconfigFiles(source)).toEqual([]);
+  });
+
+  it("the pod's service account comes last, and verify's order (the file places) leaves it out", () => {
+    expect(KUBECONFIG_ORDER.at(-1)).toBe("the pod's service account");
+    expect(KUBECONFIG_FILES_ORDER).toEqual(KUBECONFIG_ORDER.filter((p) => p !== "the pod's service account"));
+  });
+});
+
 describe("operatorIdentity: the CA and server of the context in use, from the files the clients load", () => {
   it('the current context, or --context', async () => {
     expect(await operatorIdentity({ kubeconfig: twoContexts })).toEqual({ caBodies: ['T1RIRVI='], servers: ['https://other.example:6443'] });
@@ -101,7 +142,7 @@ describe("operatorIdentity: the CA and server of the context in use, from the fi
   it('a --context no file has is refused in one line naming it and the contexts there are; nothing to read: undefined', async () => {
     await expect(operatorIdentity({ kubeconfig: twoContexts, context: 'c' })).rejects.toThrow(new UserError(`--context c: no such context in ${twoContexts} (it has a, b)`));
     expect(await operatorIdentity({})).toBeUndefined();
-    await expect(operatorIdentity({ context: 'b' })).rejects.toThrow(/^--context b: no kubeconfig was found to look for it in/);
+    await expect(operatorIdentity({ context: 'b' })).rejects.toThrow(new UserError(`--context b: no kubeconfig was found to look for it in (${kubeconfigOrder()})`));
   });
 
   it("$KUBECONFIG's files merged as kubectl merges them: the first current context and the first of each name win; a CA file is relative to its own kubeconfig", async () => {

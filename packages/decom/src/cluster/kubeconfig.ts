@@ -1,6 +1,6 @@
 /**
- * Reaching the Kubernetes API as kubectl does: which kubeconfig and context (--kubeconfig, the
- * inventory's decom_kubeconfig, $KUBECONFIG, ~/.kube/config, a pod's service account), and the clients made from it.
+ * Reaching the Kubernetes API as kubectl does: which kubeconfig and context (the search
+ * of KUBECONFIG_ORDER), and the clients made from it.
  */
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -10,25 +10,37 @@ import { VERSION } from '../util/version.js';
 import type { ApiGet, Kube } from './context.js';
 
 /**
- * The kubeconfig the user gave, found as kubectl finds it: --kubeconfig, then
- * $KUBECONFIG, then ~/.kube/config. Undefined when there is none: the client
- * library would then silently target http://localhost:8080, which nobody means.
+ * Where decom looks for the cluster's API, in this order: the first place that holds
+ * one is used (kubectl's own search, after decom's two). findApi walks it; the errors
+ * that find none and the --kubeconfig help name it (kubeconfigOrder); the pages that
+ * state the order are checked against it (test/docs-lists.test.ts).
  */
-export function kubeconfigPath(flag?: string): string | undefined {
-  if (flag) {
-    if (!existsSync(flag)) throw inputError(`--kubeconfig ${flag}: no such file`);
-    return flag;
-  }
-  const env = process.env.KUBECONFIG?.split(':').find((p) => p && existsSync(p));
-  if (env) return env;
-  const home = join(homedir(), '.kube', 'config');
-  return existsSync(home) ? home : undefined;
+export const KUBECONFIG_ORDER = ['--kubeconfig', "the inventory's decom_kubeconfig", '$KUBECONFIG', '~/.kube/config', "the pod's service account"] as const;
+export type KubeconfigPlace = (typeof KUBECONFIG_ORDER)[number];
+
+/**
+ * The places that are kubeconfig files: verify's order. verify asks the API only when a
+ * file is found (kubeconfigFiles), never of the pod's service account; run and audit
+ * search all of KUBECONFIG_ORDER (kubeClients).
+ */
+export const KUBECONFIG_FILES_ORDER: readonly KubeconfigPlace[] = KUBECONFIG_ORDER.filter((p) => p !== "the pod's service account");
+
+/** An order in words, for errors: "--kubeconfig, the inventory's decom_kubeconfig, …". */
+export const kubeconfigOrder = (order: readonly KubeconfigPlace[] = KUBECONFIG_ORDER): string => order.join(', ');
+
+/** --kubeconfig's default, for its --help: the places after it, "default: the inventory's decom_kubeconfig, …". */
+export const kubeconfigDefault = (order: readonly KubeconfigPlace[] = KUBECONFIG_ORDER): string =>
+  `default: ${kubeconfigOrder(order.filter((p) => p !== '--kubeconfig'))}`;
+
+/** --kubeconfig's file, which must exist: a name given is never silently passed over. */
+function flagFile(file: string): string {
+  if (!existsSync(file)) throw inputError(`--kubeconfig ${file}: no such file`);
+  return file;
 }
 
 /**
  * The kubeconfig the inventory names for its cluster (decom_kubeconfig, a host or
- * group variable): --kubeconfig overrides it, it overrides $KUBECONFIG. Hosts that
- * name different files are different clusters: refused.
+ * group variable). Hosts that name different files are different clusters: refused.
  */
 export function inventoryKubeconfig(inventoryFile: string, hosts: { vars: Record<string, unknown> }[]): string | undefined {
   const named = [...new Set(hosts.map((h) => h.vars.decom_kubeconfig).filter((v) => v !== undefined).map(String))];
@@ -40,49 +52,86 @@ export function inventoryKubeconfig(inventoryFile: string, hosts: { vars: Record
 /** The files $KUBECONFIG lists (kubectl's rule: missing ones are ignored). */
 const envFiles = () => (process.env.KUBECONFIG ?? '').split(':').filter((p) => p && existsSync(p));
 
+/** Whether decom runs in a pod with a service account's token (the API's last resort, as client-go's). */
+const inCluster = () => !!process.env.KUBERNETES_SERVICE_HOST && existsSync('/var/run/secrets/kubernetes.io/serviceaccount/token');
+
 /**
- * Where the API is: the kubeconfig kubectl would use and the context. `kubeconfig`
- * undefined: kubectl's own search (every file of $KUBECONFIG merged, ~/.kube/config,
- * the pod's service account); `context` undefined: the current context.
+ * Where the API is, as a command was told: the file of --kubeconfig, else the
+ * inventory's decom_kubeconfig (at most one of the two is set), and the context.
+ * Neither file: the rest of KUBECONFIG_ORDER is searched when the API is asked;
+ * `context` undefined: the current context.
  */
 export interface ApiSource {
   kubeconfig?: string;
+  inventoryKubeconfig?: string;
   context?: string;
+}
+
+/** What one place holds: kubeconfig files, or the pod's service account. */
+type Held = { files: string[] } | { inCluster: true };
+
+/** What each place of KUBECONFIG_ORDER holds for a source, undefined when nothing. */
+const HELD_AT: Record<KubeconfigPlace, (s: ApiSource) => Held | undefined> = {
+  '--kubeconfig': (s) => (s.kubeconfig ? { files: [flagFile(s.kubeconfig)] } : undefined),
+  "the inventory's decom_kubeconfig": (s) => (s.inventoryKubeconfig ? { files: [s.inventoryKubeconfig] } : undefined),
+  '$KUBECONFIG': () => {
+    const files = envFiles();
+    return files.length ? { files } : undefined;
+  },
+  '~/.kube/config': () => {
+    const home = join(homedir(), '.kube', 'config');
+    return existsSync(home) ? { files: [home] } : undefined;
+  },
+  "the pod's service account": () => (inCluster() ? { inCluster: true } : undefined),
+};
+
+/**
+ * The first place of `order` that holds the API for this source, and what it holds.
+ * Undefined when none does: the client library would then silently target
+ * http://localhost:8080, which nobody means.
+ */
+export function findApi(source: ApiSource, order: readonly KubeconfigPlace[] = KUBECONFIG_ORDER): { place: KubeconfigPlace; held: Held } | undefined {
+  for (const place of order) {
+    const held = HELD_AT[place](source);
+    if (held) return { place, held };
+  }
+  return undefined;
 }
 
 /**
  * The API a command works with, from its flags and its inventory: --kubeconfig, else
- * the inventory's decom_kubeconfig (its hosts must agree), else kubectl's own search;
- * with --context. A file named that does not exist is refused here, before any host
- * is contacted.
+ * the inventory's decom_kubeconfig (its hosts must agree; not asked when the flag is
+ * given); with --context. A file named that does not exist is refused here, before any
+ * host is contacted.
  */
 export function apiSource(inventoryFile: string, hosts: { vars: Record<string, unknown> }[], flags: { kubeconfig?: string; context?: string }): ApiSource {
-  const kubeconfig = flags.kubeconfig ? kubeconfigPath(flags.kubeconfig) : inventoryKubeconfig(inventoryFile, hosts);
-  return { ...(kubeconfig ? { kubeconfig } : {}), ...(flags.context ? { context: flags.context } : {}) };
+  const fromInventory = flags.kubeconfig ? undefined : inventoryKubeconfig(inventoryFile, hosts);
+  return {
+    ...(flags.kubeconfig ? { kubeconfig: flagFile(flags.kubeconfig) } : {}),
+    ...(fromInventory ? { inventoryKubeconfig: fromInventory } : {}),
+    ...(flags.context ? { context: flags.context } : {}),
+  };
 }
 
 /**
- * The kubeconfig files a source loads, in kubectl's order of precedence: its own file,
- * else every existing file of $KUBECONFIG, else ~/.kube/config. None: nothing to load
- * (in a pod, the service account is then the API's).
+ * The kubeconfig files a source loads: those of the first file place of
+ * KUBECONFIG_ORDER that has any (its own file, else every existing file of
+ * $KUBECONFIG, else ~/.kube/config). None: nothing to load (in a pod, the service
+ * account is then the API's).
  */
 export function kubeconfigFiles(source: ApiSource): string[] {
-  if (source.kubeconfig) return [kubeconfigPath(source.kubeconfig) as string];
-  const env = envFiles();
-  return env.length ? env : [kubeconfigPath()].filter((f): f is string => !!f);
+  const found = findApi(source, KUBECONFIG_FILES_ORDER);
+  return found && 'files' in found.held ? found.held.files : [];
 }
-
-/** Whether decom runs in a pod with a service account's token (the API's last resort, as client-go's). */
-const inCluster = () => !!process.env.KUBERNETES_SERVICE_HOST && existsSync('/var/run/secrets/kubernetes.io/serviceaccount/token');
 
 /** Where the run's API access comes from, for messages: "FILE", "FILE+FILE", or "in-cluster". */
 export type KubeSource = string;
 
 /**
- * A KubeConfig loaded as kubectl loads one: the source's file (--kubeconfig, the
- * inventory's), else every file of $KUBECONFIG merged (the first to set a name or the
- * current context wins), else ~/.kube/config, else the pod's service account when
- * decom runs in a pod. With the source's context (--context), that context. Loads the
+ * A KubeConfig loaded as kubectl loads one, from the first place of KUBECONFIG_ORDER
+ * that holds one: its files (several of $KUBECONFIG merged: the first to set a name or
+ * the current context wins), or the pod's service account when decom runs in a pod.
+ * With the source's context (--context), that context. Loads the
  * client library (~0.4 s): only commands that talk to the API pay for it. Undefined
  * when there is nothing to load.
  */
@@ -90,9 +139,10 @@ export async function loadKubeConfig(api: ApiSource) {
   const { context } = api;
   const k8s = await import('@kubernetes/client-node');
   const kc = new k8s.KubeConfig();
-  const files = kubeconfigFiles(api);
+  const found = findApi(api);
   let source: KubeSource;
-  if (files.length) {
+  if (found && 'files' in found.held) {
+    const { files } = found.held;
     for (const file of files) {
       const one = new k8s.KubeConfig();
       try {
@@ -106,7 +156,7 @@ export async function loadKubeConfig(api: ApiSource) {
       for (const c of one.contexts) if (!kc.getContextObject(c.name)) kc.addContext(c);
     }
     source = files.join('+');
-  } else if (inCluster()) {
+  } else if (found) {
     kc.loadFromCluster();
     source = 'in-cluster';
   } else return undefined;
@@ -215,7 +265,7 @@ export async function kubeClients(source: ApiSource): Promise<Kube | undefined> 
 export async function operatorIdentity(source: ApiSource): Promise<{ caBodies: string[]; servers: string[] } | undefined> {
   const files = kubeconfigFiles(source);
   if (!files.length) {
-    if (source.context && !inCluster()) throw inputError(`--context ${source.context}: no kubeconfig was found to look for it in (--kubeconfig, the inventory's decom_kubeconfig, $KUBECONFIG, ~/.kube/config)`);
+    if (source.context && !inCluster()) throw inputError(`--context ${source.context}: no kubeconfig was found to look for it in (${kubeconfigOrder()})`);
     return undefined;
   }
   const [{ parse }, { readFileSync }, { dirname, resolve }, { pemBody }] = await Promise.all([

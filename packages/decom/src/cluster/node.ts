@@ -1,12 +1,12 @@
 /**
  * The Node object's side of a host: whether it is still registered (verify, the
- * reset), whether it is a control plane, where its pods could go, and its removal
- * with what the API keeps for it.
+ * reset), the Node each host maps to (ping), whether it is a control plane, where its
+ * pods could go, and its removal with what the API keeps for it.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { V1Node, V1Pod, V1Taint } from '@kubernetes/client-node';
 import type { Finding } from '../rules/residue.js';
-import type { ClusterContext } from './context.js';
+import type { ClusterContext, Kube } from './context.js';
 import { codeOf, errorLine, kubeClients, type ApiSource } from './kubeconfig.js';
 import { listAll } from './pages.js';
 
@@ -17,6 +17,28 @@ export interface NodeCheck {
 }
 
 
+/** Each name's Node as the API has it (a name it has no Node for is absent), the names it could not be asked about, and where it is. */
+export interface NodesRead {
+  server: string;
+  nodes: Map<string, V1Node>;
+  errors: Map<string, string>;
+}
+
+/** These names' Node objects, asked of the API all at once (a name it could not be asked about is in `errors`). */
+export async function readNodes(kube: Kube, names: string[]): Promise<NodesRead> {
+  const read: NodesRead = { server: kube.server, nodes: new Map(), errors: new Map() };
+  await Promise.all(
+    names.map(async (name) => {
+      try {
+        read.nodes.set(name, await kube.core.readNode({ name }));
+      } catch (e) {
+        if (codeOf(e) !== 404) read.errors.set(name, (e as Error).message.split('\n')[0] ?? '');
+      }
+    }),
+  );
+  return read;
+}
+
 /**
  * Which of these names still have a Node object in the API (it re-registers a kubelet,
  * and schedules pods), asked of the source's cluster (its kubeconfig and context).
@@ -25,7 +47,7 @@ export interface NodeCheck {
 export async function registeredNodes(source: ApiSource, names: string[]): Promise<NodeCheck> {
   const findings = new Map<string, Finding[]>();
   const warnings = new Map<string, string[]>();
-  let kube: Awaited<ReturnType<typeof kubeClients>>;
+  let kube: Kube | undefined;
   try {
     kube = await kubeClients(source);
   } catch (e) {
@@ -35,19 +57,12 @@ export async function registeredNodes(source: ApiSource, names: string[]): Promi
     return { findings, warnings };
   }
   if (!kube) return { findings, warnings };
-  const { core: api, server } = kube;
-  await Promise.all(
-    names.map(async (name) => {
-      try {
-        const node = await api.readNode({ name });
-        const ready = node.status?.conditions?.find((c) => c.type === 'Ready')?.status ?? 'Unknown';
-        findings.set(name, [{ kind: 'node-object', subject: name, detail: `Node still registered at ${server} (Ready=${ready})` }]);
-      } catch (e) {
-        if (codeOf(e) === 404) return;
-        warnings.set(name, [`could not ask ${server} for its Node object: ${(e as Error).message.split('\n')[0]}`]);
-      }
-    }),
-  );
+  const read = await readNodes(kube, names);
+  for (const [name, node] of read.nodes) {
+    const ready = node.status?.conditions?.find((c) => c.type === 'Ready')?.status ?? 'Unknown';
+    findings.set(name, [{ kind: 'node-object', subject: name, detail: `Node still registered at ${read.server} (Ready=${ready})` }]);
+  }
+  for (const [name, why] of read.errors) warnings.set(name, [`could not ask ${read.server} for its Node object: ${why}`]);
   return { findings, warnings };
 }
 

@@ -1,6 +1,7 @@
 /**
  * ansible.cfg as Ansible finds and reads it, for the settings of its ssh connection
- * that decom honours or names: the file, then the ANSIBLE_* environment over it.
+ * that decom honours or names, its vault passwords and what an inventory directory's
+ * walk skips: the file, then the ANSIBLE_* environment over it.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -24,6 +25,9 @@ export interface AnsibleConfig {
   controlPath?: Located;
   vaultPasswordFile?: Located;
   vaultIdentityList?: Located;
+  /** What an inventory directory's walk skips (comma-separated): names ending so, names matching. */
+  inventoryIgnoreExtensions?: Located;
+  inventoryIgnorePatterns?: Located;
 }
 
 type Setting = Exclude<keyof AnsibleConfig, 'file'>;
@@ -46,6 +50,8 @@ const SOURCES: Record<Setting, { ini: [section: string, key: string][]; env: str
   controlPath: { ini: [['ssh_connection', 'control_path']], env: ['ANSIBLE_SSH_CONTROL_PATH'] },
   vaultPasswordFile: { ini: [['defaults', 'vault_password_file']], env: ['ANSIBLE_VAULT_PASSWORD_FILE'] },
   vaultIdentityList: { ini: [['defaults', 'vault_identity_list']], env: ['ANSIBLE_VAULT_IDENTITY_LIST'] },
+  inventoryIgnoreExtensions: { ini: [['defaults', 'inventory_ignore_extensions'], ['inventory', 'ignore_extensions']], env: ['ANSIBLE_INVENTORY_IGNORE'] },
+  inventoryIgnorePatterns: { ini: [['defaults', 'inventory_ignore_patterns'], ['inventory', 'ignore_patterns']], env: ['ANSIBLE_INVENTORY_IGNORE_REGEX'] },
 };
 
 /**
@@ -93,6 +99,13 @@ export function readAnsibleConfig(env: NodeJS.ProcessEnv = process.env, cwd = pr
   }
   return config;
 }
+
+/**
+ * A setting Ansible types as a list (`inventory_ignore_extensions`, `vault_identity_list`):
+ * comma-separated, each item trimmed, empty ones dropped; undefined when it is not set.
+ */
+export const commaList = (setting: Located | undefined): string[] | undefined =>
+  typeof setting?.value === 'string' ? setting.value.split(',').map((x) => x.trim()).filter(Boolean) : undefined;
 
 /**
  * An ini file as Python's configparser reads it for Ansible: `[section]`, `key = value`

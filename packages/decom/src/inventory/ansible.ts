@@ -4,9 +4,10 @@
  * children, and each host's variables in Ansible's precedence order. Reading the
  * files from disk (the inventory, group_vars/, host_vars/) is load.ts's job.
  */
-import type { Node } from 'yaml';
+import { isScalar, type Node, type YAMLMap } from 'yaml';
 import { inputError } from '../util/errors.js';
 import { ShellSyntaxError, splitShellWords, type ConnectionInputs, type Word } from './connection.js';
+import { nearestNames } from './suggest.js';
 import { fieldError, formatWhere, type Located, type VarSet, type Where } from './where.js';
 import { deref, expectMap, keyString, MERGE, varsFromMap, whereOf, type YamlFile } from './yaml-source.js';
 
@@ -76,6 +77,33 @@ function addChild(inv: RawInventory, parent: string, child: string, where: Where
   if (!group.children.some((c) => c.name === child)) group.children.push({ name: child, where });
 }
 
+/**
+ * The inventory files of a directory as one, as Ansible adds each to the same inventory
+ * in turn: hosts and groups unioned in the order first seen; a variable a later file sets
+ * again (on the same host, or the same group) replaces the earlier one.
+ */
+export function mergeRawInventories(file: string, parts: RawInventory[]): RawInventory {
+  const inv = newRawInventory(file);
+  for (const part of parts) {
+    for (const host of part.hostOrder) {
+      if (!inv.hostWhere.has(host)) {
+        inv.hostOrder.push(host);
+        inv.hostWhere.set(host, part.hostWhere.get(host)!);
+        inv.hostVars.set(host, new Map());
+      }
+      const own = inv.hostVars.get(host)!;
+      for (const [name, value] of part.hostVars.get(host) ?? []) own.set(name, value);
+    }
+    for (const group of part.groups.values()) {
+      const into = ensureGroup(inv, group.name);
+      for (const host of group.hosts) if (!into.hosts.includes(host)) into.hosts.push(host);
+      for (const child of group.children) if (!into.children.some((c) => c.name === child.name)) into.children.push(child);
+      for (const [name, value] of group.vars) into.vars.set(name, value);
+    }
+  }
+  return inv;
+}
+
 // ---- YAML ----
 
 /**
@@ -95,6 +123,7 @@ export function parseAnsibleYaml(y: YamlFile): RawInventory {
   const inv = newRawInventory(y.file);
   const root = expectMap(y, y.doc.contents as Node | null, '(top level)', 'a mapping of groups, e.g. "all:"');
   if (!root) return inv;
+  refusePluginConfig(y, root);
   for (const pair of root.items) {
     const name = groupName(y, pair.key as Node, '(top level)');
     if (name !== 'all') addChild(inv, 'all', name, whereOf(y, pair.key as Node));
@@ -105,6 +134,21 @@ export function parseAnsibleYaml(y: YamlFile): RawInventory {
 
 const GROUP_KEYS = ['hosts', 'children', 'vars'];
 
+/**
+ * A top-level `plugin: NAME` is an inventory plugin's settings (aws_ec2, constructed...),
+ * which Ansible's yaml plugin declines too; decom runs no plugin, so it asks for the
+ * inventory the plugin makes.
+ */
+function refusePluginConfig(y: YamlFile, root: YAMLMap): void {
+  const pair = root.items.find((p) => isScalar(p.key) && p.key.value === 'plugin');
+  if (!pair || !isScalar(pair.value) || typeof pair.value.value !== 'string') return;
+  throw fieldError(
+    whereOf(y, pair.value as Node),
+    'plugin',
+    `this is the settings of the ${JSON.stringify(pair.value.value)} inventory plugin, which decom does not run; give decom the inventory it makes (ansible-inventory -i ${y.file} --list -y > hosts.yaml)`,
+  );
+}
+
 function parseGroup(y: YamlFile, inv: RawInventory, name: string, node: Node | null, field: string): void {
   ensureGroup(inv, name);
   const group = expectMap(y, node, field, 'a group: a mapping with hosts, children and/or vars');
@@ -114,7 +158,9 @@ function parseGroup(y: YamlFile, inv: RawInventory, name: string, node: Node | n
     const value = pair.value as Node | null;
     if (key === MERGE || !GROUP_KEYS.includes(key)) {
       const shown = key === MERGE ? '<<' : key;
-      throw fieldError(whereOf(y, pair.key as Node), `${field}.${shown}`, 'unknown key: a group has only hosts, children and vars');
+      const near = key === MERGE ? [] : nearestNames(key, GROUP_KEYS, 1);
+      const hint = near.length ? `; did you mean ${near[0]}?` : '';
+      throw fieldError(whereOf(y, pair.key as Node), `${field}.${shown}`, `unknown key: a group has only hosts, children and vars${hint}`);
     }
     const here = `${field}.${key}`;
     if (key === 'vars') {
@@ -140,7 +186,7 @@ function parseHosts(y: YamlFile, inv: RawInventory, group: string, node: Node | 
   for (const pair of hosts?.items ?? []) {
     const pattern = keyString(y, pair.key, field);
     const keyNode = pair.key as Node;
-    if (pattern === MERGE) throw fieldError(whereOf(y, keyNode), field, 'merge keys (<<) are not supported for hosts');
+    if (pattern === MERGE) throw fieldError(whereOf(y, keyNode), field, 'merge keys (<<) are not supported for hosts: name each host, and put what they share in the group\'s vars');
     const hostField = `${field}.${pattern}`;
     const vars = varsFromMap(y, pair.value as Node | null, hostField, 'host');
     let names: string[];
@@ -156,7 +202,7 @@ function parseHosts(y: YamlFile, inv: RawInventory, group: string, node: Node | 
 
 function groupName(y: YamlFile, keyNode: Node, field: string): string {
   const name = keyString(y, keyNode, field);
-  if (name === MERGE) throw fieldError(whereOf(y, keyNode), field, 'merge keys (<<) are not supported for groups');
+  if (name === MERGE) throw fieldError(whereOf(y, keyNode), field, 'merge keys (<<) are not supported for groups: write the group out, or list it under children');
   if (!name.trim() || /\s/.test(name)) throw fieldError(whereOf(y, keyNode), field, `group name ${JSON.stringify(name)} must be one word`);
   return name;
 }
@@ -174,11 +220,12 @@ function groupName(y: YamlFile, keyNode: Node, field: string): string {
  *
  * Values stay strings; the connection settings convert what they need.
  */
-export function parseAnsibleIni(file: string, text: string): RawInventory {
+export function parseAnsibleIni(file: string, text: string, groupsBefore: Iterable<string> = []): RawInventory {
   const inv = newRawInventory(file);
-  // A group exists once it has a [g] or [g:children] header; [g:vars] alone, or naming
-  // it in someone's :children, is a typo Ansible refuses too. Checked at the end.
-  const declared = new Set(['all', 'ungrouped']);
+  // A group exists once it has a [g] or [g:children] header, here or in an inventory file
+  // read before this one (`groupsBefore`, in a directory); [g:vars] alone, or naming it in
+  // someone's :children, is a typo Ansible refuses too. Checked at the end.
+  const declared = new Set(['all', 'ungrouped', ...groupsBefore]);
   const mustBeDeclared: { group: string; where: Where; section: string }[] = [];
   let section = { group: 'ungrouped', kind: 'hosts' as SectionKind, label: '[ungrouped]' };
 
@@ -198,10 +245,9 @@ export function parseAnsibleIni(file: string, text: string): RawInventory {
         ensureGroup(inv, header.group);
         return;
       }
-      if (/^\[[^\]]*\]\s*(?:[#;].*)?$/.test(trimmed)) {
-        throw fieldError(at(indent + 1), trimmed.replace(/\s*[#;].*$/, ''), 'invalid section header: expected [group], [group:children] or [group:vars]');
-      }
-      // Otherwise a host line that starts with "[", e.g. an IPv6 address; parsed below.
+      const problem = headerProblem(trimmed);
+      if (problem) throw fieldError(at(indent + 1), trimmed.replace(/(\]|\s)\s*[#;].*$/, '$1').trim(), problem);
+      // Otherwise a host line that starts with "[", e.g. a host range ([a:c]-web); parsed below.
     }
 
     switch (section.kind) {
@@ -231,7 +277,7 @@ export function parseAnsibleIni(file: string, text: string): RawInventory {
 
   for (const ref of mustBeDeclared) {
     if (!declared.has(ref.group)) {
-      throw fieldError(ref.where, ref.section, `group "${ref.group}" has no [${ref.group}] or [${ref.group}:children] section`);
+      throw fieldError(ref.where, ref.section, `group "${ref.group}" is declared nowhere: add a [${ref.group}] section (its hosts; it may be empty) or a [${ref.group}:children] section, or correct the name`);
     }
   }
   return inv;
@@ -248,6 +294,27 @@ function parseHeader(trimmed: string): { group: string; kind: SectionKind } | un
   if (suffix === undefined) return { group, kind: 'hosts' };
   if (suffix === 'children' || suffix === 'vars') return { group, kind: suffix };
   return undefined;
+}
+
+/**
+ * Why a line that starts with "[" is a broken section header, or undefined when it may be
+ * a host line. As Ansible: a line that ends with "]" (a comment aside) is a header; so is
+ * one with no "]" at all (`[web`), which no host line can be. The problem ends with what
+ * to write instead.
+ */
+function headerProblem(trimmed: string): string | undefined {
+  const closedHeader = /^\[([^\]]*)\]\s*(?:[#;].*)?$/.exec(trimmed);
+  const closed = closedHeader !== null;
+  if (!closed && trimmed.includes(']')) return undefined;
+  const inside = closedHeader ? closedHeader[1]! : trimmed.slice(1).replace(/\s+[#;].*$/, '');
+  const [group = '', ...rest] = inside.split(':');
+  const kind = rest.join(':');
+  const name = /^[^\s:\]]+$/.test(group) ? group : 'group';
+  const write = `write [${name}], [${name}:children] or [${name}:vars]`;
+  if (!closed) return `this section header has no closing "]": ${write}`;
+  if (group.trim() === '') return `this section header names no group: ${write}`;
+  if (/\s/.test(inside)) return `a group name is one word, without spaces (e.g. [web_servers]); ${write}`;
+  return `unknown section type ${JSON.stringify(kind)}: ${write}`;
 }
 
 function splitLine(line: string, label: string, at: (col: number) => Where): Word[] {
@@ -353,7 +420,7 @@ function rangeValues(pattern: string, range: string): string[] {
   if (/^[a-zA-Z]$/.test(begin) && /^[a-zA-Z]$/.test(end)) {
     const from = LETTERS.indexOf(begin);
     const to = LETTERS.indexOf(end);
-    if (from > to) throw new HostRangeError(`host range in ${pattern} runs backwards`);
+    if (from > to) throw new HostRangeError(`host range in ${pattern} runs backwards: write the smaller end first`);
     const letters: string[] = [];
     for (let i = from; i <= to; i += step) letters.push(LETTERS[i]!);
     return letters;
@@ -368,7 +435,7 @@ function rangeValues(pattern: string, range: string): string[] {
   }
   const from = Number(begin);
   const to = Number(end);
-  if (from > to) throw new HostRangeError(`host range in ${pattern} runs backwards`);
+  if (from > to) throw new HostRangeError(`host range in ${pattern} runs backwards: write the smaller end first`);
   if ((to - from) / step >= MAX_HOSTS) throw new HostRangeError(`host range ${pattern} makes more than ${MAX_HOSTS} hosts`);
   const numbers: string[] = [];
   for (let i = from; i <= to; i += step) numbers.push(String(i).padStart(width, '0'));
@@ -452,7 +519,7 @@ function refuseLoops(raw: RawInventory): void {
         inputError(`${formatWhere(child.where)}: group "${name}" cannot have "${child.name}" as a child: ${why}`);
       if (child.name === 'all') throw refuse('every group is already inside "all"');
       if (state.get(child.name) === 'visiting') {
-        throw refuse(`that makes a loop, ${[...path.slice(path.indexOf(child.name)), child.name].join(' -> ')}`);
+        throw refuse(`that makes a loop, ${[...path.slice(path.indexOf(child.name)), child.name].join(' -> ')}; remove one of these children`);
       }
       if (!state.has(child.name)) visit(child.name, [...path, child.name]);
     }
@@ -522,6 +589,9 @@ const CONNECTION_VARS: Record<keyof ConnectionInputs, string[]> = {
   commonArgs: ['ansible_ssh_common_args'],
   extraArgs: ['ansible_ssh_extra_args'],
 };
+
+/** Every connection variable decom reads, under each of its names. */
+export const CONNECTION_VARIABLES: readonly string[] = Object.values(CONNECTION_VARS).flat();
 
 export function ansibleConnectionInputs(vars: VarSet): ConnectionInputs {
   const isSet = (v: Located | undefined): v is Located => v !== undefined && v.value !== null && v.value !== undefined;

@@ -142,7 +142,7 @@ export function buildReach(
   const become = v.bool(inputs.become) ?? false;
   const method = v.text(inputs.becomeMethod);
   if (become && method !== undefined && method !== 'sudo') {
-    throw v.error(inputs.becomeMethod!, `decom becomes root with sudo only, got ${describeValue(method)}`);
+    throw v.error(inputs.becomeMethod!, `decom becomes root with sudo only, got ${describeValue(method)}: set it to sudo, or remove it`);
   }
 
   // The command line, in Ansible's order, each part checked where it was written.

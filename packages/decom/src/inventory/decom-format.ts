@@ -1,7 +1,10 @@
 /** decom's own inventory format (`apiVersion: decom/v1`): its schema, that schema as JSON Schema, and a file of it read into an Inventory. */
 import type { Node } from 'yaml';
 import * as z from 'zod';
+import { plainVars } from './ansible.js';
+import { hostInputs, NO_COMMAND_LINE, type CommandLineLayer } from './command-line-settings.js';
 import { buildReach, type ConnectionInputs } from './connection.js';
+import type { VaultSecret } from './vault.js';
 import { DECOM_API_VERSION, type Host, type Inventory } from './types.js';
 import { describeValue, fieldError, type Located } from './where.js';
 import { nodeAt, toValue, whereOf, whereOfPath, type YamlFile } from './yaml-source.js';
@@ -102,7 +105,8 @@ const CONNECTION_FIELDS: Record<keyof typeof connectionShape | 'address', Settin
   connectTimeoutSec: 'connectTimeoutSec',
 };
 
-export function readDecomInventory(y: YamlFile, defaultUser: () => string): Inventory {
+/** The file read into an Inventory; the command line's settings (`commandLine`) under and over each host's, as in an Ansible inventory. */
+export function readDecomInventory(y: YamlFile, defaultUser: () => string, commandLine: CommandLineLayer = NO_COMMAND_LINE, vault: VaultSecret[] = []): Inventory {
   const data = toValue(y, y.doc.contents as Node | null, '(top level)');
   const parsed = decomInventorySchema.safeParse(data);
   if (!parsed.success) throw firstIssueError(y, data, parsed.error.issues);
@@ -125,11 +129,11 @@ export function readDecomInventory(y: YamlFile, defaultUser: () => string): Inve
       if (chosen) inputs[input] = chosen;
     }
     const nameWhere = whereOfPath(y, ['hosts', name], true);
-    const { target, reach } = buildReach(name, nameWhere, inputs, defaultUser);
+    const { target, reach } = buildReach(name, nameWhere, hostInputs(inputs, commandLine), defaultUser, {}, undefined, vault);
     const named = [...new Set((settings.groups ?? []).filter((g) => g !== 'all' && g !== 'ungrouped'))];
     const hostGroups = ['all', ...(named.length ? named : ['ungrouped'])];
     for (const g of hostGroups) member(g, name);
-    hosts.set(name, { ...target, groups: hostGroups, vars: { ...(settings.vars ?? {}) }, reach });
+    hosts.set(name, { ...target, groups: hostGroups, vars: { ...(settings.vars ?? {}), ...plainVars(commandLine.extraVars) }, reach });
   }
   if (!groups.has('ungrouped')) groups.set('ungrouped', []);
   return { file: y.file, hosts, groups };

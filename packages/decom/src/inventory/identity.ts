@@ -5,15 +5,24 @@
  */
 import type { Host, Inventory } from './types.js';
 
+/** kubespray's variable that names the Node, when it is not the inventory name. */
+const NODE_NAME_VARIABLE = 'kube_override_hostname';
+
+/** kubespray's variables that hold more addresses a host is known by. */
+const ADDRESS_VARIABLES: readonly string[] = ['ip', 'access_ip', 'etcd_address'];
+
+/** The kubespray variables read here: -e takes them too, over the inventory's (command-line-settings.ts). */
+export const KUBESPRAY_IDENTITY_VARIABLES: readonly string[] = [NODE_NAME_VARIABLE, ...ADDRESS_VARIABLES];
+
 /** The Node a host is: decom_node_name, kubespray's kube_override_hostname, else the inventory name. */
-export const nodeNameOf = (h: Host): string => String(h.vars.decom_node_name ?? h.vars.kube_override_hostname ?? h.name);
+export const nodeNameOf = (h: Host): string => String(h.vars.decom_node_name ?? h.vars[NODE_NAME_VARIABLE] ?? h.name);
 
 /** Whether the Node's name comes from the inventory's variables (then the hostname need not match it). */
-export const nodeNamed = (h: Host): boolean => h.vars.decom_node_name !== undefined || h.vars.kube_override_hostname !== undefined;
+export const nodeNamed = (h: Host): boolean => h.vars.decom_node_name !== undefined || h.vars[NODE_NAME_VARIABLE] !== undefined;
 
 /** The addresses a host may be reached at (a member's peer URL, an API server): the inventory's, kubespray's ip/access_ip/etcd_address. */
 export function addressesOf(h: Host): Set<string> {
-  return new Set([h.address, h.vars.ip, h.vars.access_ip, h.vars.etcd_address].filter((a): a is string => typeof a === 'string' && a !== ''));
+  return new Set([h.address, ...ADDRESS_VARIABLES.map((name) => h.vars[name])].filter((a): a is string => typeof a === 'string' && a !== ''));
 }
 
 /** The host of a URL, IPv6 without its brackets; '' when it is no URL. */

@@ -7,6 +7,7 @@
  */
 export { DECOM_API_VERSION, redact, REDACTED, type Host, type Inventory } from './types.js';
 export { loadInventory, type LoadOptions } from './load.js';
+export { connectionOverridesOf, parseExtraVars, type ConnectionFlags, type ConnectionOverrides, type ReachFlags } from './command-line-settings.js';
 export { resolveTargets } from './targets.js';
 export { askedPassword, reachHosts, type ReachOptions } from './reach.js';
 export { vaultSourcesOf, type VaultSources } from './vault.js';

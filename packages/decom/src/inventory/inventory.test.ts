@@ -521,11 +521,13 @@ describe('connection variables', () => {
 });
 
 describe('errors name the file, line, column and field', () => {
-  it('a missing file, or a directory', async () => {
+  it('a missing file, or a directory with no inventory file', async () => {
     const missing = join(TMP, 'no-such-dir', 'hosts.yaml');
     expect(await loadError(missing)).toBe(`inventory file not found: ${missing}`);
-    const dir = writeTree({ 'x/hosts.yaml': 'all: {}\n' });
-    expect(await loadError(dir)).toBe(`inventory file ${dir} is a directory, not a file`);
+    const dir = writeTree({ 'inventory.ini': '[kube_node]\nnode1\n', 'group_vars/all.yml': 'x: 1\n' });
+    expect(await loadError(dir)).toBe(
+      `inventory directory ${dir} holds no inventory file; skipped as Ansible skips them: ${join(dir, 'inventory.ini')}; give the inventory file itself, ${join(dir, 'inventory.ini')}, or name it hosts.yaml or hosts (INI)`,
+    );
   });
 
   it('a YAML syntax error, at its position', async () => {
@@ -588,22 +590,22 @@ describe('errors name the file, line, column and field', () => {
 
   it('mistakes in the inventory structure', async () => {
     const unknownKey = inventoryFile('hosts.yaml', 'all:\n  children:\n    kube_node:\n      host: {node1: }\n');
-    expect(await loadError(unknownKey)).toBe(`${unknownKey}:4:7: all.children.kube_node.host: unknown key: a group has only hosts, children and vars`);
+    expect(await loadError(unknownKey)).toBe(`${unknownKey}:4:7: all.children.kube_node.host: unknown key: a group has only hosts, children and vars; did you mean hosts?`);
 
     const loop = inventoryFile('hosts.ini', '[a:children]\nb\n[b:children]\na\n');
-    expect(await loadError(loop)).toBe(`${loop}:4:1: group "b" cannot have "a" as a child: that makes a loop, a -> b -> a`);
+    expect(await loadError(loop)).toBe(`${loop}:4:1: group "b" cannot have "a" as a child: that makes a loop, a -> b -> a; remove one of these children`);
 
     const undefinedChild = inventoryFile('hosts.ini', '[k8s_cluster:children]\nkube_nodes\n[kube_node]\nnode1\n');
-    expect(await loadError(undefinedChild)).toBe(`${undefinedChild}:2:1: [k8s_cluster:children]: group "kube_nodes" has no [kube_nodes] or [kube_nodes:children] section`);
+    expect(await loadError(undefinedChild)).toBe(`${undefinedChild}:2:1: [k8s_cluster:children]: group "kube_nodes" is declared nowhere: add a [kube_nodes] section (its hosts; it may be empty) or a [kube_nodes:children] section, or correct the name`);
 
     const badRange = inventoryFile('hosts.ini', '[kube_node]\nnode[5:1]\n');
-    expect(await loadError(badRange)).toBe(`${badRange}:2:1: [kube_node]: host range in node[5:1] runs backwards`);
+    expect(await loadError(badRange)).toBe(`${badRange}:2:1: [kube_node]: host range in node[5:1] runs backwards: write the smaller end first`);
 
     const quote = inventoryFile('hosts.ini', `[kube_node]\nnode1 ansible_ssh_common_args='-o X=Y\n`);
     expect(await loadError(quote)).toBe(`${quote}:2:31: [kube_node]: unterminated ' quote`);
 
     const header = inventoryFile('hosts.ini', '[kube node]\n');
-    expect(await loadError(header)).toBe(`${header}:1:1: [kube node]: invalid section header: expected [group], [group:children] or [group:vars]`);
+    expect(await loadError(header)).toBe(`${header}:1:1: [kube node]: a group name is one word, without spaces (e.g. [web_servers]); write [group], [group:children] or [group:vars]`);
   });
 
   it('values decom cannot use: templates, vault, unusable names', async () => {

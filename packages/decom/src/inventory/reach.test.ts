@@ -10,7 +10,7 @@ import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { UserError } from '../util/errors.js';
 import { fileTree, tempDir } from '../../test/helpers/temp.js';
 import { optionsForMaster } from './connection.js';
-import { loadInventory, reachHosts, redact, type Host } from './index.js';
+import { loadInventory, reachHosts, redact, type ConnectionOverrides, type Host } from './index.js';
 
 const DOCS = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', 'docs', 'inventory.md');
 const TMP = tempDir('decom-reach-test-');
@@ -23,12 +23,15 @@ const tree = (files: Record<string, string>): string => fileTree(join(TMP, `case
 
 /**
  * The hosts of an inventory (hosts.ini or hosts.yaml of `files`) as decom reaches them;
- * ansible.cfg from the folder when it holds one (ANSIBLE_CONFIG), else none.
+ * ansible.cfg from the folder when it holds one (ANSIBLE_CONFIG), else none; the command
+ * line's settings (`overrides`, DIR in them the folder).
  */
-async function reach(files: Record<string, string>, only?: string): Promise<{ hosts: Map<string, Host>; warnings: string[] }> {
+async function reach(files: Record<string, string>, only?: string, overrides: ConnectionOverrides = {}): Promise<{ hosts: Map<string, Host>; warnings: string[] }> {
   const dir = tree(files);
   vi.stubEnv('ANSIBLE_CONFIG', files['ansible.cfg'] !== undefined ? join(dir, 'ansible.cfg') : join(dir, 'no-ansible.cfg'));
-  const inv = await loadInventory(join(dir, files['hosts.ini'] !== undefined ? 'hosts.ini' : 'hosts.yaml'), { defaultUser: 'ops-default' });
+  const inDir = (v: string) => v.replaceAll('DIR', dir);
+  const flags: ConnectionOverrides = JSON.parse(inDir(JSON.stringify(overrides)));
+  const inv = await loadInventory(join(dir, files['hosts.ini'] !== undefined ? 'hosts.ini' : 'hosts.yaml'), { defaultUser: 'ops-default', overrides: flags });
   const warnings: string[] = [];
   const targets = [...inv.hosts.values()].filter((h) => !only || h.name === only);
   const hosts = await reachHosts(targets, { warn: (l) => warnings.push(l) });
@@ -115,6 +118,51 @@ const CASES: Record<string, () => Promise<void>> = {
   '`ansible_become_method` `sudo`': async () => {
     const { hosts } = await reach(ini('node1 ansible_become=yes ansible_become_method=sudo'));
     expect(hosts.get('node1')!.become).toBe(true);
+  },
+  '`-u`, `--private-key`': async () => {
+    // Below the inventory's own (a host's, a group's), over ansible.cfg's and the OpenSSH config's, as Ansible's -u and --private-key.
+    const cfg = { 'ansible.cfg': '[defaults]\nremote_user = cfg-user\nprivate_key_file = DIR/cfg_key\n', ssh_config: 'Host *\n  User config-user\n  IdentityFile DIR/config_key\n' };
+    const args = `'ansible_ssh_common_args=-F DIR/ssh_config'`;
+    const flags = { user: 'cli-user', privateKey: 'DIR/cli_key' };
+    const { hosts } = await reach(ini(`node1 ${args}\nnode2 ${args} ansible_user=own ansible_ssh_private_key_file=DIR/own_key`, cfg), undefined, flags);
+    const dir = join(TMP, `case${n}`);
+    expect(hosts.get('node1')).toMatchObject({ user: 'cli-user', privateKeyFile: join(dir, 'cli_key'), identityFiles: [join(dir, 'config_key')] });
+    expect(hosts.get('node2')).toMatchObject({ user: 'own', privateKeyFile: join(dir, 'own_key') });
+    const group = await reach(ini('node1', { 'group_vars/kube_node.yml': 'ansible_user: from-group\n' }), undefined, flags);
+    expect(group.hosts.get('node1')!.user).toBe('from-group');
+    // Where the variable's -o User= and -o IdentityFile= go on Ansible's command line.
+    const asVariable = await reach(ini(`node1 ${args} ansible_user=cli-user ansible_ssh_private_key_file=DIR/cli_key`, cfg));
+    const options = (h: Host) => h.reach!.options.map((o) => o.replace(/\/tmp\/\S+\/case\d+/, 'DIR'));
+    expect(options(hosts.get('node1')!)).toEqual(options(asVariable.hosts.get('node1')!));
+  },
+  '`-b`, `--become-user`, `-K`': async () => {
+    const flags = { become: true, becomeUser: 'cli-admin', becomePassword: 'typed-pw' };
+    const { hosts } = await reach(ini('node1\nnode2 ansible_become=false ansible_become_user=own ansible_become_password=own-pw'), undefined, flags);
+    const asVariables = await reach(ini('node1 ansible_become=true ansible_become_user=cli-admin ansible_become_password=typed-pw'));
+    expect(hosts.get('node1')).toMatchObject({ become: true, becomeUser: 'cli-admin', becomePassword: 'typed-pw' });
+    expect(hosts.get('node1')).toMatchObject(Object.fromEntries(['become', 'becomeUser', 'becomePassword', 'user'].map((k) => [k, asVariables.hosts.get('node1')![k as keyof Host]])));
+    expect(hosts.get('node2')).toMatchObject({ become: false, becomeUser: 'own', becomePassword: 'own-pw' });
+    // -K's password is a secret as the inventory's is: never in what is printed of a host.
+    expect(JSON.stringify(redact(hosts.get('node1')!))).not.toContain('typed-pw');
+  },
+  '`-e` with connection variables or `decom_*` ones (`key=value`, `@FILE`, JSON)': async () => {
+    const inventory = ini('node1 ansible_user=own ansible_become=false', { 'more.yml': 'ansible_port: 2202\ndecom_node_name: k8s-node1\n' });
+    const extraVars = ['ansible_user=from-e ansible_become=yes', '@DIR/more.yml', '{"ansible_become_user": "ops"}'];
+    const { hosts } = await reach(inventory, undefined, { user: 'cli-user', become: false, extraVars });
+    expect(hosts.get('node1')).toMatchObject({ user: 'from-e', become: true, becomeUser: 'ops', port: 2202, vars: expect.objectContaining({ decom_node_name: 'k8s-node1' }) });
+    // The same target as the inventory's variables give.
+    const asVariables = await reach(ini('node1 ansible_user=from-e ansible_become=yes ansible_become_user=ops ansible_port=2202'));
+    for (const k of ['user', 'become', 'becomeUser', 'port', 'address'] as const) expect(hosts.get('node1')![k], k).toEqual(asVariables.hosts.get('node1')![k]);
+  },
+  '`-e` with any other variable, or a secret (`ansible_password`, `ansible_become_password`...) inline': async () => {
+    const error = (extraVars: string[]) => reach(ini('node1'), undefined, { extraVars }).then(() => '', (e: UserError) => e.message);
+    expect(await error(['ansible_become_password=hunter2'])).toBe(
+      "-e: ansible_become_password is a secret: given inline it would show in ps and in audit --print-systemd-timer's unit; put it in a YAML file (ansible-vault encrypted if you like) and give -e @FILE",
+    );
+    expect(await error(['{"ansible_ssh_pass": "hunter2"}'])).toMatch(/^-e:1:22: ansible_ssh_pass is a secret/);
+    expect(await error(['ansible_usr=x'])).toBe(
+      "-e: ansible_usr: decom does not read this variable: -e takes only the ansible_* connection variables decom reads (ansible_user, ansible_become, ...), decom_kubeconfig, decom_node_name, decom_expected_hostname and kubespray's kube_override_hostname, ip, access_ip, etcd_address; did you mean ansible_user?",
+    );
   },
   '`ansible_become_method` any other (`su`, `doas`, ...)': async () => {
     expect(await refusal(ini('node1 ansible_become=yes ansible_become_method=su'))).toMatch(/ansible_become_method: decom becomes root with sudo only, got "su"/);

@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
-import { inputError, UserError } from '../util/errors.js';
+import { inputError, UserError, warnOnStderr } from '../util/errors.js';
 import { askSecret } from '../util/prompt.js';
 import { pool } from '../util/pool.js';
 import type { ReachWarning } from './connection.js';
@@ -65,7 +65,7 @@ export async function reachHosts(hosts: Host[], opts: ReachOptions = {}): Promis
     const unread = openSshConfigFiles(hosts).filter((f) => existsSync(f));
     if (unread.length) note({ text: `no ssh client found: ${unread.join(', ')} not read; hosts are reached as the inventory alone says` }, '*');
   }
-  const warn = opts.warn ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const warn = opts.warn ?? warnOnStderr;
   for (const [text, names] of said) {
     const who = names.includes('*') ? '' : ` (${names.length === hosts.length && hosts.length > 1 ? 'every host' : names.join(', ')})`;
     warn(`decom: warning${who}: ${text}`);

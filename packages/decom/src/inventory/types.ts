@@ -28,6 +28,15 @@ export const REDACTED = '(redacted)';
 /** Variable names that hold secrets: ansible_become_password, ansible_ssh_pass, vault_token... */
 const SECRET_NAME = /pass|secret|token/i;
 
+/** Does a variable of this name hold a secret (never printed; never taken from a command line's own words)? */
+export const isSecretName = (name: string): boolean => SECRET_NAME.test(name);
+
+/**
+ * decom's own variables, read from a host's variables beside the connection variables:
+ * the cluster's kubeconfig, the Node's name, the hostname the wrong-machine check expects.
+ */
+export const DECOM_VARIABLES: readonly string[] = ['decom_kubeconfig', 'decom_node_name', 'decom_expected_hostname'];
+
 /**
  * A copy of a host that is safe to print or log: the sudo password and key
  * passphrase are replaced, and so is any variable that holds a secret, by its name

@@ -10,6 +10,8 @@ import { accessSync, constants, readFileSync } from 'node:fs';
 import { inputError } from '../util/errors.js';
 import { askSecret } from '../util/prompt.js';
 import { expandHome } from '../util/paths.js';
+import { commaList } from './ansible-cfg.js';
+import { readTextFile } from './text-file.js';
 import type { Located } from './where.js';
 
 /** One vault password, by its vault ID label ("default" when none was given). */
@@ -89,16 +91,13 @@ export async function vaultSecrets(s: VaultSources): Promise<VaultSecret[]> {
     ...(s.vaultIds ?? []),
     ...(s.passwordFiles ?? []),
     ...(s.askVaultPass ? ['prompt'] : []),
-    ...listed(s.cfgIdentityList),
+    ...(commaList(s.cfgIdentityList) ?? []),
     ...(s.cfgPasswordFile && typeof s.cfgPasswordFile.value === 'string' && s.cfgPasswordFile.value ? [s.cfgPasswordFile.value] : []),
   ];
   const secrets: VaultSecret[] = [];
   for (const id of ids) secrets.push(await readSecret(id));
   return secrets;
 }
-
-const listed = (loc: Located | undefined): string[] =>
-  typeof loc?.value === 'string' ? loc.value.split(',').map((x) => x.trim()).filter(Boolean) : [];
 
 /** `[label@]source`: "prompt", an executable (its stdout), or a file (its text, stripped), as Ansible's vault secrets. */
 async function readSecret(id: string): Promise<VaultSecret> {
@@ -135,4 +134,16 @@ async function readSecret(id: string): Promise<VaultSecret> {
   const password = text.toString().trim();
   if (!password) throw inputError(`vault password file ${file} is empty`);
   return { label, password: Buffer.from(password), source: file };
+}
+
+/** A vars file's text (group_vars, host_vars, -e @FILE), opened with the vault passwords when it is encrypted whole, as Ansible opens it. */
+export async function readVarsText(file: string, what: string, vault: VaultSecret[]): Promise<string> {
+  const text = await readTextFile(file, what);
+  if (!isVaulted(text)) return text;
+  try {
+    return decryptVault(text, vault);
+  } catch (e) {
+    if (e instanceof VaultError) throw inputError(`${file}: ${e.message}`);
+    throw e;
+  }
 }

@@ -4,15 +4,15 @@
  * the cluster's API when its steps need it, confirm, and hand them to the engine.
  */
 import { join } from 'node:path';
-import { addressesOf, askedPassword, etcdGroupOf, hostOf, loadInventory, vaultSourcesOf, nodeNamed, nodeNameOf, reachHosts, resolveTargets, type Host } from '../inventory/index.js';
-import { connector, maxOutputOf, type SshClient } from '../transport/connector.js';
+import { addressesOf, askedPassword, etcdGroupOf, hostOf, connectionOverridesOf, loadInventory, vaultSourcesOf, nodeNamed, nodeNameOf, reachHosts, resolveTargets, type ReachFlags, type Host } from '../inventory/index.js';
+import { connector, maxOutputOf } from '../transport/connector.js';
 import { inputError, UserError } from '../util/errors.js';
 import { EXIT } from '../util/exit-codes.js';
 import { countOrPercent, duration, percent, seconds } from '../util/flags.js';
 import { confirm } from '../util/prompt.js';
 import { listPageSize } from '../cluster/pages.js';
 import { forksOf } from '../util/pool.js';
-import { apiSource, kubeClients, operatorIdentity } from '../cluster/kubeconfig.js';
+import { apiSource, kubeClients, kubeconfigOrder, operatorIdentity } from '../cluster/kubeconfig.js';
 import type { ClusterContext } from '../cluster/context.js';
 import { registeredNodes } from '../cluster/node.js';
 import type { Transport } from '../transport/types.js';
@@ -22,23 +22,13 @@ import { STEPS, shellStep } from '../steps/index.js';
 import { evalWhen, loadPlaybook, selectSteps } from '../playbook/index.js';
 import { liveReporter, plainReporter, renderRunJson, renderRunText, type Reporter } from './report.js';
 
-export interface RunFlags {
+export interface RunFlags extends ReachFlags {
   playbook: string;
   check: boolean;
-  limit?: string;
   output: 'text' | 'json';
   details: boolean;
   connection: 'ssh' | 'local';
-  knownHosts?: string;
-  acceptNewHostKeys: boolean;
-  ssh?: SshClient;
-  vaultPasswordFile: string[];
-  vaultId: string[];
-  askVaultPass: boolean;
-  askPass: boolean;
   kubeconfig?: string;
-  forks?: string;
-  maxOutput?: string;
   waitLock?: string;
   serial?: string;
   maxFailPercent?: string;
@@ -51,7 +41,6 @@ export interface RunFlags {
   stateDir?: string;
   purge: boolean;
   keepInstalled: boolean;
-  context?: string;
   drainTimeout: string;
   force: boolean;
   deleteEmptydirData: boolean;
@@ -90,7 +79,7 @@ function confirmHosts(hosts: Host[], decommission: boolean, yes: boolean): Promi
 }
 
 export async function runCommand(inventoryFile: string, targets: string[], flags: RunFlags): Promise<number> {
-  const inventory = await loadInventory(inventoryFile, { vault: vaultSourcesOf(flags) });
+  const inventory = await loadInventory(inventoryFile, { vault: vaultSourcesOf(flags), overrides: await connectionOverridesOf(flags) });
   let hosts = resolveTargets(inventory, targets, flags.limit);
   checkMany(targets, (t) => inventory.groups.get(t)?.length ?? 0, (t) => inventory.hosts.has(t), flags.allowMany);
   const playbook = await loadPlaybook(flags.playbook, STEPS);
@@ -120,13 +109,13 @@ export async function runCommand(inventoryFile: string, targets: string[], flags
   const skipWaitForDeleteTimeoutSec = seconds('--skip-wait-for-delete-timeout', flags.skipWaitForDeleteTimeout);
   // --pod-selector is the API's to parse (set-based terms included), as kubectl leaves it: a bad one fails the drain with its message.
   if (flags.podSelector !== undefined && !flags.podSelector.trim()) throw inputError('--pod-selector: empty; give a label selector, e.g. app=web or "tier in (web,api)"');
-  // The one cluster of the run: --kubeconfig, else the inventory's decom_kubeconfig, else kubectl's own search ($KUBECONFIG
-  // merged, ~/.kube/config, in-cluster); --context. The decommission's clients, the reset's Node check and the operator's CA all come from it.
+  // The one cluster of the run: the first place of KUBECONFIG_ORDER that holds one; --context. The decommission's clients,
+  // the reset's Node check and the operator's CA all come from it.
   const source = apiSource(inventoryFile, hosts, flags);
   if (clusterSide) listPageSize(); // the cluster steps list (pods, Nodes, VolumeAttachments): a bad DECOM_LIST_PAGE_SIZE is bad input now
   const kube = clusterSide ? await kubeClients(source) : undefined;
   if (clusterSide && !kube) {
-    throw inputError(`${playbook.file} works on the cluster through its API, and no kubeconfig was found (--kubeconfig, the inventory's decom_kubeconfig, $KUBECONFIG, ~/.kube/config); for the node side alone pass --playbook reset`);
+    throw inputError(`${playbook.file} works on the cluster through its API, and no kubeconfig was found (${kubeconfigOrder()}); for the node side alone pass --playbook reset`);
   }
   // The API must outlive the hosts: through a control plane this run removes, the Node could not be deleted at the end.
   const apiHost = kube ? hostOf(kube.server) : undefined;
@@ -136,7 +125,7 @@ export async function runCommand(inventoryFile: string, targets: string[], flags
   }
   // The reset alone asks the API only when told where it is (--kubeconfig, decom_kubeconfig, $KUBECONFIG, --context), never of
   // whatever cluster ~/.kube/config happens to name. What the operator's kubeconfig says the cluster is: said before any host is touched.
-  const asksApi = clusterSide || source.kubeconfig !== undefined || source.context !== undefined || !!process.env.KUBECONFIG;
+  const asksApi = clusterSide || source.kubeconfig !== undefined || source.inventoryKubeconfig !== undefined || source.context !== undefined || !!process.env.KUBECONFIG;
   const operator = asksApi ? await operatorIdentity(source) : undefined;
   const purge = flags.purge || (clusterSide && !flags.keepInstalled && !flags.nodeIsDown);
   if (!flags.check) await confirmHosts(hosts, clusterSide, flags.yes);

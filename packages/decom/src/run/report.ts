@@ -7,6 +7,7 @@
 import type { EngineEvent, HostResult } from '../engine/engine.js';
 import type { StepResult } from '../engine/step.js';
 import { printable, renderSummary, summarizeFindings } from '../verify/report.js';
+import { withoutHost } from '../transport/types.js';
 
 export interface Reporter {
   event(e: EngineEvent): void;
@@ -89,7 +90,7 @@ function verdict(r: HostResult): string {
   const counts = `${n('changed')} changed, ${n('ok')} ok${n('failed') ? `, ${n('failed')} failed` : ''}${n('skipped') ? `, ${n('skipped')} skipped` : ''}`;
   if (r.refused) return `REFUSED: ${r.refused}`;
   if (r.notRun) return `NOT RUN: ${r.notRun}`;
-  if (r.error) return `${r.lost ? 'LOST' : r.outputCapped ? 'NOT CHECKED' : r.reachable ? 'FAILED' : 'NOT REACHED'}: ${r.error}`;
+  if (r.error) return `${r.lost ? 'LOST' : r.outputCapped ? 'NOT CHECKED' : r.reachable ? 'FAILED' : 'NOT REACHED'}: ${withoutHost(r.host, r.error)}`;
   if (r.clean) return `clean (${counts})`;
   if (r.down === 'done') return `cluster side done; the host is down and was not reset (${counts})`;
   const failed = r.steps.find((s) => s.status === 'failed');

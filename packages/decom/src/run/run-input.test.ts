@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { decom } from '../../test/helpers/sandbox.js';
 import { tempDir } from '../../test/helpers/temp.js';
+import { kubeconfigOrder } from '../cluster/kubeconfig.js';
 
 const dir = tempDir('decom-run-input-');
 const inventory = join(dir, 'hosts.yaml');
@@ -38,7 +39,10 @@ describe('decom run: bad input', () => {
   it('the decommission (the default) needs a kubeconfig, a known --context, and a duration for --drain-timeout', () => {
     const none = { env: { KUBECONFIG: '', HOME: dir } };
     const cli = (...args: string[]) => decom(['run', inventory, ...args, '--state-dir', join(dir, 'state')], none);
-    refused(cli('node1', '--yes'), /decommission\.yaml works on the cluster through its API, and no kubeconfig was found.*--playbook reset/);
+    const noKubeconfig = cli('node1', '--yes');
+    refused(noKubeconfig, /decommission\.yaml works on the cluster through its API, and no kubeconfig was found.*--playbook reset/);
+    // The places searched, named in the code's order (KUBECONFIG_ORDER).
+    expect(noKubeconfig.stderr).toContain(`no kubeconfig was found (${kubeconfigOrder()});`);
     const kc = book('kubeconfig', 'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://198.18.0.254:6443"}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: here, context: {cluster: c, user: u}}]\ncurrent-context: here\n');
     refused(cli('node1', '--yes', '--kubeconfig', kc, '--context', 'there'), /--context there: no such context in .*kubeconfig \(it has here\)/);
     refused(cli('node1', '--yes', '--kubeconfig', kc, '--drain-timeout', '5 minutes'), /--drain-timeout "5 minutes": expected a duration such as 300, 90s, 5m or 1h/);

@@ -25,8 +25,12 @@ export interface ConnectFlags {
 
 export type { SshClient } from './ssh-client.js';
 
+/** The host as its keys are checked: with --known-hosts, that file alone, for every hop; else the inventory's and ssh's files. */
+export const withKnownHosts = <T extends SshTarget>(h: T, knownHosts: string | undefined): T =>
+  knownHosts ? { ...h, knownHostsFile: knownHosts, moreKnownHostsFiles: [], jumpKnownHostsFiles: [] } : h;
+
 /** The @cert-authority line that alone vouches for the host's key, in the files it is checked against. */
-function vouchedByCertAuthority(h: SshTarget, knownHosts: string | undefined): KnownHostEntry | undefined {
+export function vouchedByCertAuthority(h: SshTarget, knownHosts: string | undefined): KnownHostEntry | undefined {
   const files = knownHosts ? [knownHosts] : [h.knownHostsFile ?? defaultKnownHostsFile(), ...(h.moreKnownHostsFiles ?? [])];
   let entries: KnownHostEntry[] = [];
   try {
@@ -74,8 +78,7 @@ export async function connector<T extends SshTarget>(hosts: T[], flags: ConnectF
       // A socket dialed early serves the host's first connection only: a later one (a fix after its audit, past the pool's bound) dials anew.
       const early = dialed.get(h.name);
       dialed.delete(h.name);
-      // --known-hosts: that file alone, for every hop.
-      const target = flags.knownHosts ? { ...h, knownHostsFile: flags.knownHosts, moreKnownHostsFiles: [], jumpKnownHostsFiles: [] } : h;
+      const target = withKnownHosts(h, flags.knownHosts);
       let why: string | undefined;
       try {
         why = openSshReason(h, flags);

@@ -184,7 +184,7 @@ export function explainMasterFailure(stderr: string, code: number | null, target
   const keys = hostKeyFiles(target);
   if (/REMOTE HOST IDENTIFICATION HAS CHANGED|REVOKED HOST KEY|Host key verification failed|host key is known for .* you have requested strict checking|Certificate invalid|No matching host key/i.test(stderr)) {
     const unknown = /No .* host key is known for|you have requested strict checking/i.test(stderr) && !/CHANGED|REVOKED/i.test(stderr);
-    const hint = unknown ? `; if that is the right key, add it to ${keys.file} (or rerun with --accept-new-host-keys)` : '';
+    const hint = unknown ? `; if that is the right key, add it to ${keys.file} (or record it with decom hosts trust, or rerun with --accept-new-host-keys)` : '';
     return { step: 'host-key', message: `${where} (OpenSSH): ${said}${hint}` };
   }
   if (/Permission denied|Too many authentication failures|no more authentication methods|Load key .*: (incorrect passphrase|invalid format|bad permissions)/i.test(stderr)) {

@@ -119,7 +119,7 @@ describe('host keys', () => {
     expect(e.step).toBe('host-key');
     expect(e.message).toBe(
       `n1: host-key: root@127.0.0.1:${plain.port} (OpenSSH): No ED25519 host key is known for [127.0.0.1]:${plain.port} and you have requested strict checking; ` +
-        `Host key verification failed; if that is the right key, add it to ${file} (or rerun with --accept-new-host-keys)`,
+        `Host key verification failed; if that is the right key, add it to ${file} (or record it with decom hosts trust, or rerun with --accept-new-host-keys)`,
     );
     const t = await connect(targetFor(plain, { knownHostsFile: file }), { acceptNewHostKeys: true });
     expect((await t.exec('true')).code).toBe(0);

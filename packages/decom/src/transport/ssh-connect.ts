@@ -30,7 +30,16 @@ export interface HostKeyPolicy {
   mode: SshTarget['strictHostKeyChecking'];
   /** The node's HostKeyAlias: its keys are looked up by this name, without a port, as ssh does. */
   alias?: string;
+  /**
+   * A host-key scan (`decom hosts trust`): shown each key this hop offers, how it stands,
+   * the name it is known by and, for a changed or revoked key, the refusal a connection
+   * would say, it says what follows. Nothing is recorded then.
+   */
+  scan?: (key: Buffer, verdict: HostKeyVerdict, named: { host: string; port: number }, refusal?: string) => ScanDecision;
 }
+
+/** What a scan does with a key: go on (unrecorded, for this connection only), stop before logging in, or judge it as any connection does. */
+export type ScanDecision = 'go' | 'stop' | 'judge';
 
 export interface OpenHopOptions {
   /** Inventory name, the prefix of every error. */
@@ -118,7 +127,7 @@ function describeRefusal(v: Exclude<HostKeyVerdict, { status: 'known' }>, o: Ope
     : `ssh-keyscan -p ${hop.port} ${hintArg(hop.address)} >> ${hintArg(hostKeys.file)}`;
   return (
     `unknown host key for ${who}: it offered ${offered}, which is not in ${hostKeys.file}; ` +
-    `if that is the right key, add it with: ${add} (or rerun with --accept-new-host-keys)`
+    `if that is the right key, add it with: ${add} (or record it with decom hosts trust, or rerun with --accept-new-host-keys)`
   );
 }
 
@@ -157,6 +166,12 @@ export function openHop(o: OpenHopOptions): Promise<Client> {
 
   const verifyHostKey = (key: Buffer): boolean => {
     const v = checkHostKey(entries, named.host, named.port, key);
+    const scanned = hostKeys.scan?.(key, v, named, v.status === 'changed' || v.status === 'revoked' ? describeRefusal(v, o, key) : undefined) ?? 'judge';
+    if (scanned === 'go') return (hostKeyAccepted = true);
+    if (scanned === 'stop') {
+      refusal = fail('host-key', `${knownHostName(named.host, named.port)} offered ${keyTypeOf(key)} ${fingerprint(key)}: read, not logged in`);
+      return false;
+    }
     if (v.status === 'known') return (hostKeyAccepted = true);
     if (v.status === 'unknown' && hostKeys.mode === 'accept-new') {
       try {

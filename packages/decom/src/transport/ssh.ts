@@ -1,4 +1,4 @@
-/** The SSH transport: one connection per node (through its ProxyJump hosts), shared by every exec of a run, with sudo and a limit on open channels. */
+/** The SSH transport: one connection per node (through its ProxyJump hosts), shared by every exec of a run, with sudo and a limit on open channels; and a node's host key read the same way, without logging in (`decom hosts trust`). */
 import type { Duplex } from 'node:stream';
 import type { Client, ClientChannel } from 'ssh2';
 import {
@@ -15,7 +15,7 @@ import {
   type RawResult,
 } from './command.js';
 import type { Dialed } from './dial.js';
-import { defaultKnownHostsFile } from './known-hosts.js';
+import { defaultKnownHostsFile, type HostKeyVerdict } from './known-hosts.js';
 import { DEFAULT_MAX_CHANNELS, Limiter } from './limiter.js';
 import { expandHome } from '../util/paths.js';
 import { expandProxyCommand, proxyCommandStream } from './proxy-command.js';
@@ -51,6 +51,19 @@ export async function connectSsh(target: SshTarget, opts: ConnectOptions = {}): 
 
 async function connectSshNow(target: SshTarget, opts: ConnectOptions): Promise<Transport> {
   const limiter = new Limiter(opts.maxChannels ?? DEFAULT_MAX_CHANNELS);
+  const { hops, clients } = await openHops(target, opts);
+  return new SshTransport(target, hops, clients, limiter, opts.maxOutputMiB ?? DEFAULT_MAX_OUTPUT_MIB);
+}
+
+/** A scan's hook for one hop (`decom hosts trust`), given the hop and the host-key policy it is checked under. */
+type HopScan = (hop: Hop, hostKeys: HostKeyPolicy) => HostKeyPolicy['scan'];
+
+/**
+ * The authenticated connections to every hop, the node's last: through its jump hosts
+ * (ProxyJump) or its ProxyCommand, each hop's key checked against its known_hosts
+ * files first. With `scan`, each hop's key is shown to it, and it says what follows.
+ */
+async function openHops(target: SshTarget, opts: ConnectOptions, scan?: HopScan): Promise<{ hops: Hop[]; clients: Client[] }> {
   if (!(target.connectTimeoutSec > 0)) {
     throw new TransportError(target.name, 'connect', `connectTimeoutSec must be a positive number, got ${target.connectTimeoutSec}`);
   }
@@ -84,6 +97,8 @@ async function connectSshNow(target: SshTarget, opts: ConnectOptions): Promise<T
       }
       // A jump host's key is checked against its own known_hosts files, as ssh's own ssh for that hop checks it.
       const jumpFiles = hop.isJump ? target.jumpKnownHostsFiles?.[i] : undefined;
+      const policy: HostKeyPolicy = jumpFiles?.length ? { file: expandHome(jumpFiles[0]!), more: jumpFiles.slice(1).map(expandHome), mode: hostKeys.mode } : hostKeys;
+      const scanned = scan?.(hop, policy);
       const client = await openHop({
         name: target.name,
         hop,
@@ -91,7 +106,7 @@ async function connectSshNow(target: SshTarget, opts: ConnectOptions): Promise<T
         ...(sock ? { sock } : {}),
         ...(opts.dialed && i === hops.length - 1 ? { dialed: opts.dialed } : {}),
         creds: hop.isJump ? jumpCreds : creds,
-        hostKeys: jumpFiles?.length ? { file: expandHome(jumpFiles[0]!), more: jumpFiles.slice(1).map(expandHome), mode: hostKeys.mode } : hostKeys,
+        hostKeys: scanned ? { ...policy, scan: scanned } : policy,
         timeoutSec: target.connectTimeoutSec,
         ...(keepalive ? { keepalive } : {}),
       });
@@ -104,7 +119,43 @@ async function connectSshNow(target: SshTarget, opts: ConnectOptions): Promise<T
     if (proxy && e instanceof TransportError && e.step === 'connect') throw new TransportError(target.name, 'connect', `${e.message.replace(`${target.name}: connect: `, '')} (${await proxy.why()})`);
     throw e;
   }
-  return new SshTransport(target, hops, clients, limiter, opts.maxOutputMiB ?? DEFAULT_MAX_OUTPUT_MIB);
+  return { hops, clients };
+}
+
+/** A host key a scan saw: the hop that offered it, the file it is (or would be) recorded in, the name it is known by, how it stands there, and the refusal a connection would say. */
+export interface SeenHostKey {
+  hop: Hop;
+  file: string;
+  host: string;
+  port: number;
+  key: Buffer;
+  verdict: HostKeyVerdict;
+  refusal?: string;
+}
+
+/**
+ * The node's host key, read the way a connection reaches it (its jump hosts or
+ * ProxyCommand, the same known_hosts files), without logging in to it: what
+ * `decom hosts trust` shows and records. A jump host whose key is unknown is logged in
+ * to with keys only, for this scan alone, and its key is listed too; a changed or
+ * revoked key of a jump host is refused as always. Nothing is recorded here. Returns
+ * every key seen, in hop order, and why the node's key was not reached, if it was not.
+ */
+export async function scanHostKeys(target: SshTarget): Promise<{ keys: SeenHostKey[]; failed?: TransportError }> {
+  const keys: SeenHostKey[] = [];
+  const scan: HopScan = (hop, hostKeys) => (key, verdict, named, refusal) => {
+    keys.push({ hop, file: hostKeys.file, ...named, key, verdict, ...(refusal ? { refusal } : {}) });
+    if (!hop.isJump) return 'stop';
+    return verdict.status === 'unknown' ? 'go' : 'judge';
+  };
+  try {
+    const { clients } = await openHops(target, {}, scan);
+    for (const c of clients.reverse()) c.destroy(); // not reached: the node's hop always stops
+  } catch (e) {
+    if (!(e instanceof TransportError)) throw e;
+    if (!keys.some((k) => !k.hop.isJump)) return { keys, failed: e };
+  }
+  return { keys };
 }
 
 class SshTransport implements Transport {

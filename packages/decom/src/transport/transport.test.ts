@@ -284,7 +284,7 @@ describe('host keys', () => {
     expect(e.step).toBe('host-key');
     expect(e.message).toBe(
       `n1: host-key: unknown host key for [127.0.0.1]:${main.port}: it offered ssh-ed25519 ${fp}, which is not in ${file}; ` +
-        `if that is the right key, add it with: ssh-keyscan -p ${main.port} 127.0.0.1 >> ${file} (or rerun with --accept-new-host-keys)`,
+        `if that is the right key, add it with: ssh-keyscan -p ${main.port} 127.0.0.1 >> ${file} (or record it with decom hosts trust, or rerun with --accept-new-host-keys)`,
     );
     expect(existsSync(file)).toBe(false);
     // The hint works as printed.
@@ -653,7 +653,7 @@ describe('ProxyJump', () => {
     const e = await failure(connectSsh(targetFor(main, { proxyJump: [`127.0.0.1:${jump.port}`], knownHostsFile: file })));
     expect(e.message).toBe(
       `n1: host-key: unknown host key for jump host [127.0.0.1]:${jump.port}: it offered ssh-ed25519 ${fingerprintOf(jump.hostKeys.ed25519!)}, ` +
-        `which is not in ${file}; if that is the right key, add it with: ssh-keyscan -p ${jump.port} 127.0.0.1 >> ${file} (or rerun with --accept-new-host-keys)`,
+        `which is not in ${file}; if that is the right key, add it with: ssh-keyscan -p ${jump.port} 127.0.0.1 >> ${file} (or record it with decom hosts trust, or rerun with --accept-new-host-keys)`,
     );
   });
 

@@ -47,6 +47,13 @@ export class TransportError extends Error {
   }
 }
 
+/**
+ * A host's error for a line that already starts with the host's name: a TransportError
+ * names its host first (`node1: connect: …`, for the JSON and the journal), and a text
+ * line names it once.
+ */
+export const withoutHost = (host: string, error: string): string => (error.startsWith(`${host}: `) ? error.slice(host.length + 2) : error);
+
 /** The connection to `label` is gone (`why`): a command that was running, or any later one. */
 export function droppedConnection(host: string, label: string, why: string | undefined, whileRunning: boolean): TransportError {
   return new TransportError(

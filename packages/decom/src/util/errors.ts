@@ -32,3 +32,11 @@ export function exitOnError(program: string, e: unknown): never {
   process.stderr.write(`${program}: ${detail}\n`);
   process.exit(EXIT.residue);
 }
+
+/**
+ * Where a warning goes by default: one line on stderr, worded by its caller as
+ * `decom: warning…: …`. It stops nothing; callers that collect warnings take a `warn` option instead.
+ */
+export const warnOnStderr = (line: string): void => {
+  process.stderr.write(`${line}\n`);
+};

@@ -1,6 +1,7 @@
 /**
  * The prompts decom asks on a terminal: the one confirmation of the commands that
- * change nodes (`decom run`, `decom audit --fix`), said on stderr and answered by typing
+ * change nodes (`decom run`, `decom audit --fix`) or what decom trusts (`decom hosts
+ * trust`, before it records host keys), said on stderr and answered by typing
  * what it asks for (without a terminal it is bad input unless --yes was given; an answer
  * that is not the expected one changes nothing, exit 4); and a secret, asked on the
  * terminal itself with echo off (--ask-vault-pass).
@@ -27,11 +28,17 @@ export interface Confirmation {
 
 const words = (s: string) => s.trim().split(/\s+/).join(' ');
 
+/** Whether a confirmation could be asked: --yes, or a terminal. Throws the input error `confirm` would, for a command that checks before it contacts anything. */
+export function confirmable(c: Pick<Confirmation, 'yes' | 'action' | 'input'>): void {
+  if (c.yes) return;
+  if (!(c.input ?? process.stdin).isTTY) throw inputError(`refusing to ${c.action} without confirmation: no terminal to ask on; pass --yes`);
+}
+
 /** Returns once confirmed (or --yes); throws the UserError that ends the command otherwise. */
 export async function confirm(c: Confirmation): Promise<void> {
+  confirmable(c);
   if (c.yes) return;
   const input = c.input ?? process.stdin;
-  if (!input.isTTY) throw inputError(`refusing to ${c.action} without confirmation: no terminal to ask on; pass --yes`);
   const rl = createInterface({ input, output: c.output ?? process.stderr });
   let answer: string;
   try {

@@ -1,35 +1,24 @@
 /** `decom verify`'s command: the inventory read, the targets resolved, the API asked when a kubeconfig is found, the hosts verified and the report printed. */
-import { askedPassword, etcdGroupOf, loadInventory, vaultSourcesOf, reachHosts, resolveTargets, type Host } from '../inventory/index.js';
-import { connector, maxOutputOf, type SshClient } from '../transport/connector.js';
+import { askedPassword, etcdGroupOf, connectionOverridesOf, loadInventory, vaultSourcesOf, reachHosts, resolveTargets, type ReachFlags, type Host } from '../inventory/index.js';
+import { connector, maxOutputOf } from '../transport/connector.js';
 import { apiSource, kubeconfigFiles, operatorIdentity } from '../cluster/kubeconfig.js';
 import { forksOf } from '../util/pool.js';
 import { exitCode, renderJson, renderText, verify } from './verify.js';
 
-export interface VerifyFlags {
-  limit?: string;
+export interface VerifyFlags extends ReachFlags {
   output: 'text' | 'json';
   connection: 'ssh' | 'local';
-  knownHosts?: string;
-  acceptNewHostKeys: boolean;
-  ssh?: SshClient;
-  vaultPasswordFile: string[];
-  vaultId: string[];
-  askVaultPass: boolean;
-  askPass: boolean;
   kubeconfig?: string;
-  context?: string;
   details: boolean;
   purge: boolean;
-  forks?: string;
-  maxOutput?: string;
 }
 
 export async function verifyCommand(inventoryFile: string, targets: string[], flags: VerifyFlags): Promise<number> {
-  const inventory = await loadInventory(inventoryFile, { vault: vaultSourcesOf(flags) });
+  const inventory = await loadInventory(inventoryFile, { vault: vaultSourcesOf(flags), overrides: await connectionOverridesOf(flags) });
   const targeted = resolveTargets(inventory, targets, flags.limit);
   // Where each host is, as ssh computes it (ssh -G, with the OpenSSH config).
   const hosts = flags.connection === 'local' ? targeted : await reachHosts(targeted, await askedPassword(flags));
-  // The cluster: --kubeconfig, else the inventory's decom_kubeconfig, else kubectl's own search; --context. Asked only when there is a file.
+  // The cluster: the first file place of KUBECONFIG_ORDER that holds one (KUBECONFIG_FILES_ORDER); --context. Asked only when there is a file.
   const source = apiSource(inventoryFile, hosts, flags);
   const operator = await operatorIdentity(source);
   const cluster = kubeconfigFiles(source).length

@@ -71,7 +71,7 @@ describe('renderText', () => {
         'node1: warning: the probe ran as uid 1000, not root',
         'node1: NOT CLEAN: 10 findings (1 static-pod-manifest, 9 listening-port)',
         'node2: clean',
-        'node3: NOT CHECKED: node3: connect: refused',
+        'node3: NOT CHECKED: connect: refused',
         '',
       ].join('\n'),
     );

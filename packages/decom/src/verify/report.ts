@@ -72,3 +72,4 @@ export const printable = (s: string): string =>
   s.replace(/[\x00-\x1f\x7f]/g, (c) =>
     c === '\n' ? '\\n' : c === '\t' ? '\\t' : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`,
   );
+

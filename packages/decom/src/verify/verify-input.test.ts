@@ -77,6 +77,7 @@ describe('decom verify: hosts that cannot be reached', () => {
     );
     const started = Date.now();
     const r = decom(['verify', inv, 'all', '--output', 'json']);
+    const text = decom(['verify', inv, 'all']);
     silent.close();
     expect(r.code).toBe(3);
     const hosts = (JSON.parse(r.stdout) as { hosts: { host: string; error: string }[] }).hosts;
@@ -86,5 +87,11 @@ describe('decom verify: hosts that cannot be reached', () => {
     ]);
     // Had the connection to "nokey" stayed open, decom would still be waiting for it.
     expect(Date.now() - started).toBeLessThan(10_000);
+    // The text says it one line per host, naming the host once.
+    expect(text.code).toBe(3);
+    expect(text.stdout.split('\n').filter((l) => l.includes('NOT CHECKED'))).toEqual([
+      `closed: NOT CHECKED: connect: cannot connect to 127.0.0.1:${port}: ECONNREFUSED (connection refused: nothing listens there, or a firewall rejects it)`,
+      `nokey: NOT CHECKED: auth: cannot read private key ${join(dir, 'missing')}: ENOENT`,
+    ]);
   });
 });

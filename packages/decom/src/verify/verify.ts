@@ -10,6 +10,7 @@ import { EXIT, foldExit, type ExitCode } from '../util/exit-codes.js';
 import { ALL_VIEWS, PURGE_VIEWS, probeNode, withFacts, type NodeState } from '../probes/index.js';
 import { findings, notes, type Finding } from '../rules/residue.js';
 import { printable, renderSummary, summarizeFindings } from './report.js';
+import { withoutHost } from '../transport/types.js';
 import { factsLine, hostFacts, type HostFacts } from '../rules/facts.js';
 import type { NodeCheck } from '../cluster/node.js';
 
@@ -95,7 +96,7 @@ export function renderText(reports: HostReport[], opts: { details?: boolean } = 
   }
   for (const r of reports) {
     const host = printable(r.host);
-    if (!r.reachable) out.push(`${host}: NOT CHECKED: ${printable(r.error ?? '')}`);
+    if (!r.reachable) out.push(`${host}: NOT CHECKED: ${printable(withoutHost(r.host, r.error ?? ''))}`);
     else if (r.clean) out.push(`${host}: clean`);
     else {
       const byKind = summarizeFindings(r.findings).map((s) => `${s.count} ${s.kind}`).join(', ');

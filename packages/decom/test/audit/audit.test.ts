@@ -118,6 +118,16 @@ describe('--print-systemd-timer: the audit on one machine, on a schedule', () =>
     expect(units[0]!.text).toContain('SuccessExitStatus=1\n');
     expect(units[1]!.text).toContain('OnCalendar=*:0/15\n');
   });
+
+  it('runs the command line as typed, in the directory it was typed in: -i and relative paths mean what they meant', () => {
+    const here = join(ROOT, 'inventory', 'kubespray');
+    const r = decom(['audit', '--no-api', '-i', 'hosts.yaml', '-l', 'node1', '--print-systemd-timer'], { cwd: here });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`\nWorkingDirectory=${here}\nExecStart=${process.execPath} ${CLI} audit --no-api -i hosts.yaml -l node1 --textfile /var/lib/prometheus/node-exporter/decom.prom\n`);
+    // A timer has no terminal: what would ask on one is refused.
+    const asks = decom(['audit', 'hosts.yaml', '-K', '--print-systemd-timer'], { cwd: here });
+    expect([asks.code, asks.stderr]).toEqual([2, 'decom: --print-systemd-timer: a timer has no terminal to ask on: drop -k, -K and --ask-vault-pass, give the passwords in files\n']);
+  });
 });
 
 describe('etcd-restore-phantoms: phantom pods found, reported in every format, and removed only while the API still does not know them', () => {

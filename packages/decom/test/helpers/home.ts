@@ -2,11 +2,13 @@
 // would, but with a home of the test's own. ssh reads ~/.ssh from the passwd home, not $HOME, so
 // each run gets a mount namespace of its own where the test home is bound over the passwd home,
 // HOME is the test home, and no agent or ANSIBLE_* of the caller's is seen. Ansible's ssh control
-// masters are closed by their sockets when the test ends.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+// masters are closed by their sockets when the test ends. `collected` gathers a spawned child's
+// output for these runs and for the terminal's (terminal.ts).
+import { spawn, spawnSync, type ChildProcess, type ChildProcessByStdio } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
+import type { Readable, Writable } from 'node:stream';
 import { CHECKOUT, CLI } from './sandbox.js';
 
 export interface Outcome {
@@ -54,12 +56,17 @@ export function inHome(h: Home, argv: string[], opts: InHomeOptions = {}): Promi
     'while [ "$n" -gt 0 ]; do mkdir -p "$passwd/$1" && mount --bind "$view/$1" "$passwd/$1" || exit 125; shift; n=$((n - 1)); done; exec "$@"';
   const env: NodeJS.ProcessEnv = { ...process.env, HOME: h.home };
   for (const k of Object.keys(env)) if (/^(ANSIBLE_|SSH_AUTH_SOCK$|SSH_AGENT_PID$|KUBECONFIG$)/.test(k)) delete env[k];
+  const child = spawn('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', script, 'sh', h.home, PASSWD_HOME, view, String(keep.length), ...keep, ...argv], {
+    cwd: h.dir,
+    env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  return collected(child, opts);
+}
+
+/** What a child spawned with three pipes prints, until it ends: its stdout and stderr, `opts` as inHome's. Never rejects. */
+export function collected(child: ChildProcessByStdio<Writable, Readable, Readable>, opts: InHomeOptions = {}): Promise<Outcome> {
   return new Promise((done) => {
-    const child = spawn('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', script, 'sh', h.home, PASSWD_HOME, view, String(keep.length), ...keep, ...argv], {
-      cwd: h.dir,
-      env,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (s: string) => {

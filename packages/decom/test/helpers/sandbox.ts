@@ -49,10 +49,17 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs the built `decom` binary, as a user would. */
-export function decom(args: string[], opts: { wrap?: string[]; env?: NodeJS.ProcessEnv } = {}): CliResult {
+/**
+ * Runs the built `decom` binary, as a user would. Bad input (exit 2) must say so in one
+ * line on stderr, whatever the test checks besides: every exit-2 case of every test holds
+ * decom to it.
+ */
+export function decom(args: string[], opts: { wrap?: string[]; env?: NodeJS.ProcessEnv; cwd?: string } = {}): CliResult {
   const [file, ...rest] = [...(opts.wrap ?? []), process.execPath, CLI, ...args];
-  const r = spawnSync(file as string, rest, { encoding: 'utf8', env: { ...process.env, ...opts.env }, timeout: 280_000 });
+  const r = spawnSync(file as string, rest, { encoding: 'utf8', env: { ...process.env, ...opts.env }, timeout: 280_000, ...(opts.cwd ? { cwd: opts.cwd } : {}) });
+  if (r.status === 2 && r.stderr.trimEnd().split('\n').length !== 1) {
+    throw new Error(`decom ${args.join(' ')}: exit 2 must be one line on stderr, got:\n${r.stderr}`);
+  }
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
 

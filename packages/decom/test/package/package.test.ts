@@ -2,9 +2,11 @@
 // "From a packed tarball" block, run as written from the repository root, with npm's
 // global prefix an empty directory of the test's own (so nothing lands in the machine's),
 // then decom run from outside the checkout against sandbox nodes. The sandbox is a package
-// of its own and none of it may ship, or be imported by decom's sources.
+// of its own and none of it may ship, or be imported by decom's sources. The package carries
+// LICENSE and the manual's pages its README links to, and the link checker finds every link
+// of the unpacked package resolving inside it.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INVENTORY } from '../helpers/run.js';
@@ -142,6 +144,29 @@ describe('the published decom', () => {
     expect([...packed].sort()).toEqual(info!.files.map((f) => f.path).sort());
   });
 
+  it("carries LICENSE and the pages its README links to, and every link of them resolves inside the unpacked package", () => {
+    // The repository's LICENSE is Apache-2.0's full text, and the package carries the same file.
+    const license = readFileSync(join(CHECKOUT, 'LICENSE'), 'utf8');
+    expect(license).toMatch(/^\s*Apache License\s+Version 2\.0, January 2004\s/);
+    expect(license).toContain('END OF TERMS AND CONDITIONS');
+    expect(packed).toContain('LICENSE');
+    const unpacked = join(work, 'unpacked');
+    mkdirSync(unpacked, { recursive: true });
+    const untar = sh('tar', ['-xzf', tarball, '-C', unpacked, '--strip-components=1'], work);
+    expect(untar.code, untar.stderr).toBe(0);
+    expect(readFileSync(join(unpacked, 'LICENSE'), 'utf8')).toBe(license);
+    // The README's own links into the package: the manual's pages among them, each shipped.
+    const readme = readFileSync(join(unpacked, 'README.md'), 'utf8');
+    const linked = [...new Set([...readme.matchAll(/\]\(([^)#\s]+)(?:#[^)\s]*)?\)/g)].map((m) => m[1]!).filter((l) => !/^[a-z][a-z0-9+.-]*:/i.test(l)))];
+    expect(linked).toEqual(expect.arrayContaining(['docs/commands/run.md', 'docs/inventory.md', 'docs/kubespray.md', 'docs/glossary.md']));
+    expect(linked.filter((l) => !packed.includes(l) && !packed.some((f) => f.startsWith(l.endsWith('/') ? l : `${l}/`)))).toEqual([]);
+    // The link checker on the unpacked package: README.md and docs/ with their #anchors, and the pages its code cites.
+    const check = spawnSync(process.execPath, [join(CHECKOUT, 'scripts', 'check-links.mjs'), '--package', unpacked], { encoding: 'utf8' });
+    const out = `${check.stdout}${check.stderr}`;
+    expect(check.status, out).toBe(0);
+    expect(out).toMatch(/no broken link/);
+  });
+
   describe('run outside the checkout', () => {
     const run = (args: string[]) => sh(bin, args, work, { KUBECONFIG: '' });
 
@@ -154,8 +179,13 @@ describe('the published decom', () => {
       const help = run(['--help']);
       expect(help.code).toBe(0);
       expect(help.stdout).toMatch(/^Usage: decom /);
-      expect(help.stdout).toContain('verify [options] <inventory> [targets...]');
+      expect(help.stdout).toMatch(/^ {2}verify \[options\] INVENTORY TARGET\.\.\. /m);
+      // The sandbox comes with a checkout: the package does not carry it, and its help does not list it.
+      expect(help.stdout).not.toMatch(/^ {2}sandbox /m);
       expect(run(['--version']).stdout.trim()).toBe(version());
+      // A command's help ends with its page, as the package carries it.
+      const page = /^More: (.+)$/m.exec(run(['verify', '--help']).stdout)?.[1];
+      expect(page).toBe(join(prefix, 'lib', 'node_modules', 'decom', 'docs', 'commands', 'verify.md'));
     });
 
     it('verifies sandbox nodes: clean, exit 0, one report per node', () => {
@@ -169,7 +199,7 @@ describe('the published decom', () => {
     it('says how to get the sandbox, which it does not carry', () => {
       const r = run(['sandbox', 'status']);
       expect(r.code).toBe(2);
-      expect(r.stderr).toContain('the sandbox is its own package, decom-sandbox, and it is not installed beside this decom');
+      expect(r.stderr).toMatch(/^decom: the sandbox is its own package, decom-sandbox, not installed beside this decom: .*\n$/);
     });
   });
 });

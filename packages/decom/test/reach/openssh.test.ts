@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ansible, closeControlMasters, decomIn, homes, inHome, shown, write, type Home, type Outcome } from '../helpers/home.js';
+import { onTerminal, shellLine, type OnTerminal } from '../helpers/terminal.js';
 import { addrOf, CLI, down, ssh, sshArgv, STATE_DIR, up } from '../helpers/sandbox.js';
 import { leftovers } from '../helpers/residue.js';
 import { tempDir } from '../helpers/temp.js';
@@ -73,9 +74,6 @@ KexAlgorithms curve25519-sha256,curve25519-sha256@libssh.org
 MaxStartups 100:30:200
 Subsystem sftp internal-sftp
 `;
-
-/** Single-quoted for sh. */
-const shq = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 
 /** A process as `ps -eo pid,ppid,args` shows it (read where ps reads it) and its environment, if readable. */
 interface Proc {
@@ -204,7 +202,7 @@ describe('every host Ansible reaches, decom reaches: passwords, ansible-vault, u
   const dir = tempDir('decom-openssh-');
   const { make: makeHome, all: allHomes } = homes(dir, () => readFileSync(KNOWN_HOSTS, 'utf8'));
   const reach = new Map<SetUp, { ansible: Promise<Outcome>; verify: Promise<Outcome> }>();
-  let askPass: Promise<Outcome & { prompted: boolean }>;
+  let askPass: Promise<OnTerminal>;
   let wrongVault: Promise<Outcome>;
   let bareKey: Promise<Outcome>;
   let reset: Promise<Outcome>;
@@ -318,32 +316,13 @@ describe('every host Ansible reaches, decom reaches: passwords, ansible-vault, u
       reach.set(s, { ansible: track(ansible(home, inventory, host, flags)), verify: track(decomIn(home, ['verify', inventory, host, ...flags, ...over], asRoot)) });
     }
     // -k under a pty: the password typed once decom asks for it.
-    {
-      let out = '';
-      let prompted = false;
-      let child: ChildProcess | undefined;
-      const command = [process.execPath, CLI, 'verify', askInventory, NODE, '--ssh', 'openssh', '-k'].map(shq).join(' ');
-      askPass = track(
-        inHome(askHome, ['script', '-qec', command, '/dev/null'], {
-          keepStdin: true,
-          timeoutMs: 120_000,
-          onSpawn: (c) => {
-            child = c;
-            roots.add(c.pid!);
-          },
-          onStdout: (s) => {
-            out += s;
-            if (!prompted && out.includes('SSH password:')) {
-              prompted = true;
-              child!.stdin!.write(`${LOGIN}\n`);
-            }
-          },
-        }).then((o) => {
-          child?.stdin?.end();
-          return { ...o, prompted };
-        }),
-      );
-    }
+    askPass = track(
+      onTerminal(shellLine([process.execPath, CLI, 'verify', askInventory, NODE, '--ssh', 'openssh', '-k']), {
+        home: askHome,
+        answers: [{ after: 'SSH password:', type: `${LOGIN}\n` }],
+        ...asRoot,
+      }),
+    );
     // The certificate user's key alone, its certificate not given: refused, so the certificate is what logs in.
     bareKey = track(inHome(inventories.certConfig.home, ['ssh', '-F', 'none', '-i', configKey, '-o', 'IdentitiesOnly=yes', '-o', 'BatchMode=yes', '-p', String(PORT), `${CERT_USER}@${n1}`, 'true']));
     wrongVault = track(decomIn(inventories.vaultFile.home, ['verify', inventories.vaultFile.inventory, NODE, '--vault-id', `ops@${wrongPw}`]));
@@ -389,8 +368,8 @@ describe('every host Ansible reaches, decom reaches: passwords, ansible-vault, u
 
   it('-k under a pty (script): decom asks "SSH password:", the password typed, verify over --ssh openssh reaches the host (exit 0 or 1)', async () => {
     const o = await askPass;
-    expect(o.prompted, `no "SSH password:" prompt: ${shown(o)}`).toBe(true);
-    expect([0, 1], shown(o)).toContain(o.code);
+    expect(o.answered, `no "SSH password:" prompt: exit ${o.code}\n${o.out}`).toEqual(['SSH password:']);
+    expect([0, 1], `exit ${o.code}\n${o.out}`).toContain(o.code);
   });
 
   it('a wrong vault password: exit 2, one line on stderr, no secret in it', async () => {
@@ -433,7 +412,7 @@ describe('every host Ansible reaches, decom reaches: passwords, ansible-vault, u
     for (const o of await Promise.all(outputs)) expect(secretsIn(`${o.stdout}${o.stderr}`), shown(o)).toEqual([]);
     // The terminal's echo of what was typed is output too: decom must turn it off before it prompts, or a password typed ahead shows.
     const k = await askPass;
-    expect(secretsIn(`${k.stdout}${k.stderr}`), `-k, the pty's output: ${shown(k)}`).toEqual([]);
+    expect(secretsIn(k.out), `-k, the pty's output: exit ${k.code}\n${k.out}`).toEqual([]);
     await sampled; // every run of those homes, Ansible's too, has ended
     expect(secretHomes.flatMap((h) => secretsUnder(h.home))).toEqual([]);
   });

@@ -15,7 +15,9 @@ const nothingBuilt = () => {
 
 const oneLine = (stderr: string) => {
   const lines = stderr.trim().split('\n');
-  expect(lines[0]).toMatch(/^(decom-sandbox: |error: )/);
+  // Run as `decom sandbox`, its errors are decom's: one line, `decom: …`.
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toMatch(/^decom: /);
   expect(stderr).not.toMatch(/\n\s+at /); // no stack trace
   return lines[0];
 };
@@ -25,15 +27,15 @@ describe('decom sandbox up: bad input', () => {
     const r = decom(['sandbox', 'up', '--scenario', 'kubespray-leftover']);
     expect(r.code).toBe(2);
     expect(oneLine(r.stderr)).toBe(
-      'decom-sandbox: --scenario: unknown scenario "kubespray-leftover"; known: kubespray-leftovers, orphaned-shims, docker-runtime, force-deleted-pods, field-2026, cluster, etcd-restore-phantoms, stuck-terminating, pdb-blocked, runtime-lost, clean',
+      'decom: --scenario: unknown scenario "kubespray-leftover"; known: kubespray-leftovers, orphaned-shims, docker-runtime, force-deleted-pods, field-2026, cluster, etcd-restore-phantoms, stuck-terminating, pdb-blocked, runtime-lost, clean',
     );
     nothingBuilt();
   });
 
   it('rejects an unknown --containerd or --init, naming the known ones', () => {
     for (const [flag, v, msg] of [
-      ['--containerd', '2,1.5', 'decom-sandbox: --containerd: unknown runtime "1.5"; known: 2, 1.7, 1.6'],
-      ['--init', 'systemd,openrc', 'decom-sandbox: --init: unknown init "openrc"; known: systemd, none'],
+      ['--containerd', '2,1.5', 'decom: --containerd: unknown runtime "1.5"; known: 2, 1.7, 1.6'],
+      ['--init', 'systemd,openrc', 'decom: --init: unknown init "openrc"; known: systemd, none'],
     ] as const) {
       const r = decom(['sandbox', 'up', flag, v]);
       expect(r.code).toBe(2);
@@ -44,9 +46,9 @@ describe('decom sandbox up: bad input', () => {
 
   it('rejects an unknown --containerd-paths, and moved paths on a containerd 1.6 or docker-runtime node, naming the node', () => {
     for (const [args, msg] of [
-      [['--containerd-paths', 'default,elsewhere'], 'decom-sandbox: --containerd-paths: unknown paths "elsewhere"; known: default, moved'],
-      [['--nodes', '3', '--containerd', '2,1.6', '--containerd-paths', 'moved'], 'decom-sandbox: --containerd-paths: node2 runs containerd 1.6: its paths can be moved with containerd 2 or 1.7 only; give it default'],
-      [['--nodes', '2', '--scenario', 'clean,docker-runtime', '--containerd-paths', 'default,moved'], "decom-sandbox: --containerd-paths: node2 (docker-runtime) keeps this host's containerd 1.6: its paths cannot be moved; give it default"],
+      [['--containerd-paths', 'default,elsewhere'], 'decom: --containerd-paths: unknown paths "elsewhere"; known: default, moved'],
+      [['--nodes', '3', '--containerd', '2,1.6', '--containerd-paths', 'moved'], 'decom: --containerd-paths: node2 runs containerd 1.6: its paths can be moved with containerd 2 or 1.7 only; give it default'],
+      [['--nodes', '2', '--scenario', 'clean,docker-runtime', '--containerd-paths', 'default,moved'], "decom: --containerd-paths: node2 (docker-runtime) keeps this host's containerd 1.6: its paths cannot be moved; give it default"],
     ] as const) {
       const r = decom(['sandbox', 'up', ...args]);
       expect(r.code).toBe(2);
@@ -59,15 +61,15 @@ describe('decom sandbox up: bad input', () => {
     const r = decom(['sandbox', 'up', '--nodes', '1', '--containerd', '1.7'], { env: { DECOM_RUNTIME_CACHE: '/nonexistent/decom-runtimes' } });
     expect(r.code).toBe(2);
     expect(oneLine(r.stderr)).toBe(
-      'decom-sandbox: containerd 1.7 is not in the runtime cache /nonexistent/decom-runtimes: run packages/sandbox/scripts/fetch-runtimes.sh (./scripts/setup runs it)',
+      'decom: containerd 1.7 is not in the runtime cache /nonexistent/decom-runtimes: run packages/sandbox/scripts/fetch-runtimes.sh (./scripts/setup runs it)',
     );
     nothingBuilt();
   });
 
   it('rejects --nodes 0 and a non-number', () => {
     for (const [v, msg] of [
-      ['0', 'decom-sandbox: --nodes must be a whole number from 1 to 200, got 0'],
-      ['three', 'decom-sandbox: --nodes takes a whole number, got "three"'],
+      ['0', 'decom: --nodes must be a whole number from 1 to 200, got 0'],
+      ['three', 'decom: --nodes takes a whole number, got "three"'],
     ] as const) {
       const r = decom(['sandbox', 'up', '--nodes', v]);
       expect(r.code).toBe(2);
@@ -78,9 +80,9 @@ describe('decom sandbox up: bad input', () => {
 
   it('rejects a --services count out of range or not a number', () => {
     for (const [v, msg] of [
-      ['50001', 'decom-sandbox: --services must be a whole number from 0 to 50000, got 50001'],
-      ['lots', 'decom-sandbox: --services takes a whole number, got "lots"'],
-      ['-5', 'decom-sandbox: --services takes a whole number, got "-5"'],
+      ['50001', 'decom: --services must be a whole number from 0 to 50000, got 50001'],
+      ['lots', 'decom: --services takes a whole number, got "lots"'],
+      ['-5', 'decom: --services takes a whole number, got "-5"'],
     ] as const) {
       const r = decom(['sandbox', 'up', '--services', v]);
       expect(r.code).toBe(2);
@@ -92,17 +94,17 @@ describe('decom sandbox up: bad input', () => {
   it('rejects more control planes than nodes', () => {
     const r = decom(['sandbox', 'up', '--nodes', '2', '--control-planes', '3']);
     expect(r.code).toBe(2);
-    expect(oneLine(r.stderr)).toBe('decom-sandbox: --control-planes must be from 1 to --nodes (2), got 3');
+    expect(oneLine(r.stderr)).toBe('decom: --control-planes must be from 1 to --nodes (2), got 3');
     nothingBuilt();
   });
 
   it('rejects a cluster scenario without two workers, and a grace period out of range', () => {
     const r = decom(['sandbox', 'up', '--nodes', '3', '--control-planes', '2', '--scenario', 'clean,pdb-blocked']);
     expect(r.code).toBe(2);
-    expect(oneLine(r.stderr)).toBe('decom-sandbox: scenario pdb-blocked needs two worker nodes at least: --nodes 4 or more with --control-planes 2');
+    expect(oneLine(r.stderr)).toBe('decom: scenario pdb-blocked needs two worker nodes at least: --nodes 4 or more with --control-planes 2');
     for (const [v, msg] of [
-      ['0', 'decom-sandbox: --node-monitor-grace-period must be a whole number of seconds from 1 to 3600, got 0'],
-      ['1m', 'decom-sandbox: --node-monitor-grace-period takes a whole number, got "1m"'],
+      ['0', 'decom: --node-monitor-grace-period must be a whole number of seconds from 1 to 3600, got 0'],
+      ['1m', 'decom: --node-monitor-grace-period takes a whole number, got "1m"'],
     ] as const) {
       const g = decom(['sandbox', 'up', '--api', '--node-monitor-grace-period', v]);
       expect(g.code).toBe(2);
@@ -114,10 +116,10 @@ describe('decom sandbox up: bad input', () => {
   it('sandbox api with no sandbox up, or an unknown action, is an input error', () => {
     const r = decom(['sandbox', 'api', 'stop']);
     expect(r.code).toBe(2);
-    expect(oneLine(r.stderr)).toBe(`decom-sandbox: no sandbox is up (${STATE_DIR})`);
+    expect(oneLine(r.stderr)).toBe(`decom: no sandbox is up (${STATE_DIR})`);
     const u = decom(['sandbox', 'api', 'restart']);
     expect(u.code).toBe(2);
-    expect(oneLine(u.stderr)).toBe("error: command-argument value 'restart' is invalid for argument 'action'. Allowed choices are start, stop, status.");
+    expect(oneLine(u.stderr)).toBe("decom: command-argument value 'restart' is invalid for argument 'action'. Allowed choices are start, stop, status. (see decom sandbox api --help)");
     nothingBuilt();
   });
 
@@ -125,7 +127,7 @@ describe('decom sandbox up: bad input', () => {
     const r = decom(['sandbox', 'up'], { wrap: ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'] });
     expect(r.code).toBe(2);
     expect(oneLine(r.stderr)).toBe(
-      'decom-sandbox: decom sandbox up needs root: it creates namespaces, links, mounts and cgroups (run it with sudo)',
+      'decom: decom sandbox up needs root: it creates namespaces, links, mounts and cgroups (run it with sudo)',
     );
     nothingBuilt();
   });
@@ -135,7 +137,7 @@ describe('decom sandbox up: bad input', () => {
     const hide = 'mount --bind /dev/null /usr/sbin/runc && mount --bind /dev/null /usr/sbin/dockerd && exec "$@"';
     const r = decom(['sandbox', 'up', '--scenario', 'docker-runtime'], { wrap: ['unshare', '-m', '--propagation', 'private', 'sh', '-c', hide, 'sh'] });
     expect(r.code).toBe(2);
-    expect(oneLine(r.stderr)).toBe('decom-sandbox: missing Debian packages: docker.io runc (apt-get install -y docker.io runc)');
+    expect(oneLine(r.stderr)).toBe('decom: missing Debian packages: docker.io runc (apt-get install -y docker.io runc)');
     nothingBuilt();
   });
 
@@ -150,18 +152,20 @@ describe('decom sandbox up: bad input', () => {
   it('ssh to a sandbox that is not up is an input error', () => {
     const r = decom(['sandbox', 'ssh', 'node1', 'true']);
     expect(r.code).toBe(2);
-    expect(oneLine(r.stderr)).toBe(`decom-sandbox: no sandbox is up (${STATE_DIR})`);
+    expect(oneLine(r.stderr)).toBe(`decom: no sandbox is up (${STATE_DIR})`);
   });
 
-  it('is the decom-sandbox command, which `decom sandbox` runs: the same answers, help and exit codes either way', () => {
+  it('is the decom-sandbox command, which `decom sandbox` runs: the same answers, help and exit codes either way, each named as it was typed', () => {
     const bin = join(import.meta.dirname, '..', '..', 'dist', 'bin.js');
     const direct = (args: string[]) => spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8' });
+    const asTyped = (text: string) => text.replace(/^decom-sandbox: /gm, 'decom: ').replaceAll('decom-sandbox', 'decom sandbox');
     for (const args of [['ssh', 'node1', 'true'], ['up', '--nodes', 'three'], ['--help']]) {
       const viaDecom = decom(['sandbox', ...args]);
       const own = direct(args);
-      expect([viaDecom.code, viaDecom.stdout, viaDecom.stderr]).toEqual([own.status, own.stdout, own.stderr]);
+      expect([viaDecom.code, viaDecom.stdout, viaDecom.stderr]).toEqual([own.status, asTyped(own.stdout), asTyped(own.stderr)]);
     }
     expect(direct(['--help']).stdout).toMatch(/^Usage: decom-sandbox /);
+    expect(decom(['sandbox', '--help']).stdout).toMatch(/^Usage: decom sandbox /);
     nothingBuilt();
   });
 });

@@ -104,7 +104,7 @@ describe('scenario kubespray-leftovers (systemd), with isolation and a clean tea
     expect(ssh('node1', 'cat /proc/$(pgrep -x kubelet)/cmdline | tr "\\0" " "')).not.toContain('--kubeconfig');
     const r = decom(['sandbox', 'api', 'start']);
     expect(r.code).toBe(2);
-    expect(r.stderr.trim()).toBe('decom-sandbox: this sandbox has no Kubernetes API: bring it up with `decom sandbox up --api` (or a cluster scenario)');
+    expect(r.stderr.trim()).toBe('decom: this sandbox has no Kubernetes API: bring it up with `decom sandbox up --api` (or a cluster scenario)');
   });
 
   it('restarts a killed static-pod container while its manifest is there, and stops it when the manifest goes', async () => {
