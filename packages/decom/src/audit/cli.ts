@@ -12,7 +12,7 @@ import { apiSource, kubeClients } from '../cluster/kubeconfig.js';
 import { inputError } from '../util/errors.js';
 import { EXIT, foldExit } from '../util/exit-codes.js';
 import { count, duration, wholeNumber } from '../util/flags.js';
-import { confirm } from '../util/prompt.js';
+import { confirm, confirmable } from '../util/prompt.js';
 import { listPageSize } from '../cluster/pages.js';
 import { printable } from '../verify/report.js';
 import { audit, auditExitCode, judge, probeHosts, shardOf, type AuditOptions, type AuditReport, type HostProbe } from './audit.js';
@@ -80,6 +80,8 @@ export async function auditCommand(inventoryFile: string, targets: string[], fla
   const maxOutputMiB = maxOutputOf(flags.maxOutput);
   if (!fixing && (flags.waitLock !== undefined || flags.stateDir !== undefined)) throw inputError('--wait-lock and --state-dir go with --fix or --force-finalize');
   const waitLockSec = flags.waitLock !== undefined ? duration('--wait-lock', flags.waitLock, 0) : undefined;
+  // Without a terminal to confirm on, a fix is refused before any host or the API is asked anything.
+  if (fixing && !flags.check) confirmable({ yes: flags.yes, action: 'fix' });
   const inventory = await loadInventory(inventoryFile, { vault: vaultSourcesOf(flags), overrides: await connectionOverridesOf(flags) });
   const all = [...inventory.hosts.values()];
   let hosts = resolveTargets(inventory, targets.length ? targets : ['all'], flags.limit);

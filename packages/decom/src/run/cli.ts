@@ -9,7 +9,7 @@ import { connector, maxOutputOf } from '../transport/connector.js';
 import { inputError, UserError } from '../util/errors.js';
 import { EXIT } from '../util/exit-codes.js';
 import { countOrPercent, duration, percent, seconds } from '../util/flags.js';
-import { confirm } from '../util/prompt.js';
+import { confirm, confirmable } from '../util/prompt.js';
 import { listPageSize } from '../cluster/pages.js';
 import { forksOf } from '../util/pool.js';
 import { apiSource, kubeClients, kubeconfigOrder, operatorIdentity } from '../cluster/kubeconfig.js';
@@ -99,6 +99,8 @@ export async function runCommand(inventoryFile: string, targets: string[], flags
     const given = only.filter((f) => flags[f.slice(2).replace(/-(\w)/g, (_, c: string) => c.toUpperCase()) as keyof RunFlags]);
     if (given.length) throw inputError(`${given.join(', ')}: only for playbooks with cluster steps (the decommission); ${playbook.file} has none`);
   }
+  // Without a terminal to confirm on, refused before any host or the API is asked anything.
+  if (!flags.check) confirmable({ yes: flags.yes, action: `${clusterSide ? 'decommission' : 'reset'} ${hosts.map((h) => h.name).join(' ')}` });
   // Where each host is, as ssh computes it (ssh -G, with the OpenSSH config): the targets, and the etcd peers the cluster side asks.
   const etcdNames = clusterSide ? (inventory.groups.get('etcd') ?? []) : [];
   const wanted = new Map([...(flags.connection === 'local' ? [] : hosts), ...etcdNames.map((n) => inventory.hosts.get(n)!)].map((h) => [h.name, h]));

@@ -531,9 +531,9 @@ describe('force-deleted-pods, no API: the node-side kinds, and exactly the selec
 
   it('--fix orphan-pod-dir,orphan-ipam-lease removes those and nothing else; a re-audit is clean for them', () => {
     const before = nodeSnapshot('node1');
-    // No terminal to confirm on and no --yes: refused, nothing changed.
+    // No terminal to confirm on and no --yes: refused before any host is asked anything, nothing changed.
     const unconfirmed = audit('--fix', 'orphan-pod-dir');
-    expect([unconfirmed.code, unconfirmed.stderr.trim().split('\n').pop()]).toEqual([2, 'decom: refusing to fix without confirmation: no terminal to ask on; pass --yes']);
+    expect([unconfirmed.code, unconfirmed.stdout, unconfirmed.stderr]).toEqual([2, '', 'decom: refusing to fix without confirmation: no terminal to ask on; pass --yes\n']);
     expect(nodeSnapshot('node1')).toBe(before);
     const planned = auditJson().report.hosts.find((h) => h.host === 'node1')!.findings;
     const r = auditJson('--fix', 'orphan-pod-dir,orphan-ipam-lease', '--yes');
