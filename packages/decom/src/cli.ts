@@ -31,15 +31,26 @@ const positionals = <O extends OptionValues>(cmd: Command<[], O>, targets: 'requ
     .argument('[inventory]', "decom's inventory, or kubespray's/Ansible's hosts.yaml, INI or inventory directory (or give it with -i)")
     .argument('[targets...]', `host names, group names, or "all"${targets === 'required' ? '' : ' (default: all)'}`);
 
+/** The inventory as Ansible takes it (-i) and the targets narrowed (-l): every command that reads an inventory. */
+const inventoryOptions = <A extends unknown[], O extends OptionValues>(cmd: Command<A, O>) =>
+  cmd
+    .option('-i, --inventory <file>', 'the inventory, as ansible -i: every argument is then a target')
+    .option('-l, --limit <pattern>', 'narrow the targets, as Ansible --limit (a,b  !host  &group)');
+
+/** The vault passwords that open what the inventory keeps with ansible-vault. */
+const vaultOptions = <A extends unknown[], O extends OptionValues>(cmd: Command<A, O>) =>
+  cmd
+    .option('--vault-password-file <file>', 'a vault password: a file, or an executable that prints it (again for more vault IDs)', collect, [] as string[])
+    .option('--vault-id <[label@]source>', 'a vault password by vault ID: a file, an executable, or "prompt" (again for more)', collect, [] as string[])
+    .option('--ask-vault-pass', 'ask for the vault password on the terminal', false);
+
 /**
  * How hosts are reached, the same on every command that reaches them: the inventory,
  * the targets narrowed, host keys, the SSH client, login and become (Ansible's flags,
  * each below the inventory's own variable unless it is -e), vault passwords, the pool.
  */
 function reachOptions<A extends unknown[], O extends OptionValues>(cmd: Command<A, O>) {
-  return cmd
-    .option('-i, --inventory <file>', 'the inventory, as ansible -i: every argument is then a target')
-    .option('-l, --limit <pattern>', 'narrow the targets, as Ansible --limit (a,b  !host  &group)')
+  return vaultOptions(inventoryOptions(cmd))
     .option('--known-hosts <file>', "known_hosts file to check host keys against (instead of the inventory's or ~/.ssh/known_hosts)")
     .option('--accept-new-host-keys', 'record the key of a host seen for the first time (a changed key is always refused)', false)
     .addOption(sshClientOption())
@@ -50,9 +61,6 @@ function reachOptions<A extends unknown[], O extends OptionValues>(cmd: Command<
     .option('--become-user <name>', "the user to become (default root; the inventory's ansible_become_user wins)")
     .option('-K, --ask-become-pass', "ask for the sudo password on the terminal (for the hosts whose inventory gives none); it goes to sudo's stdin", false)
     .option('-e, --extra-vars <vars>', 'the variables decom reads (connection, Node identity, decom_*), over the inventory: key=value, @file.yml or JSON; repeatable (a password only from @file)', collect, [] as string[])
-    .option('--vault-password-file <file>', 'a vault password: a file, or an executable that prints it (again for more vault IDs)', collect, [] as string[])
-    .option('--vault-id <[label@]source>', 'a vault password by vault ID: a file, an executable, or "prompt" (again for more)', collect, [] as string[])
-    .option('--ask-vault-pass', 'ask for the vault password on the terminal', false)
     .option('-f, --forks <n>', 'hosts worked on at once, so at most this many SSH connections are open (default: 50)')
     .option('--max-output <MiB>', 'the most one host may answer to one command, in MiB: past it decom stops reading, and that host fails as not checked (default: 64)')
     .option('--context <name>', 'the kubeconfig context to use');
@@ -242,18 +250,13 @@ const hosts = program
   .action((_o, cmd) => {
     throw inputError(cmd.args.length ? `unknown command '${cmd.args[0]}' (see decom hosts --help)` : 'no command given: decom hosts trust INVENTORY TARGET... (see decom hosts --help)');
   });
-positionals(hosts.command('trust'), 'required')
+positionals(vaultOptions(inventoryOptions(hosts.command('trust'))), 'required')
   .description('show the key fingerprint of each host whose key is new, and record the keys after one typed confirmation in the known_hosts file decom checks; a changed key is never recorded')
-  .option('-i, --inventory <file>', 'the inventory, as ansible -i: every argument is then a target')
-  .option('-l, --limit <pattern>', 'narrow the targets, as Ansible --limit (a,b  !host  &group)')
   .option('--known-hosts <file>', "known_hosts file to check host keys against and record them in (instead of the inventory's or ~/.ssh/known_hosts)")
   .option('--yes', 'record the new keys without asking', false)
   .option('-u, --user <name>', "the user for jump hosts where the inventory names none (the inventory's ansible_user wins, as in Ansible)")
   .option('--private-key <file>', "the key for jump hosts where the inventory names none (the inventory's ansible_ssh_private_key_file wins)")
   .option('-e, --extra-vars <vars>', 'the variables decom reads (connection, Node identity, decom_*), over the inventory: key=value, @file.yml or JSON; repeatable', collect, [] as string[])
-  .option('--vault-password-file <file>', 'a vault password: a file, or an executable that prints it (again for more vault IDs)', collect, [] as string[])
-  .option('--vault-id <[label@]source>', 'a vault password by vault ID: a file, an executable, or "prompt" (again for more)', collect, [] as string[])
-  .option('--ask-vault-pass', 'ask for the vault password on the terminal', false)
   .option('-f, --forks <n>', 'hosts read at once (default: 50)')
   .addHelpText(
     'after',

@@ -1,8 +1,8 @@
 /**
  * How decom's command lines (decom's, and the sandbox's through `decom/command-line`)
- * speak: every usage error as one line on stderr, `PROGRAM: …`, exit 2; no boolean
- * flag's help line ending in "(default: false)"; each command's help ending with its
- * examples and the path of its page.
+ * speak: every usage error as one line on stderr, `PROGRAM: …`, exit 2; no boolean or
+ * repeatable flag's help ending in "(default: false)" or "(default: [])"; each
+ * command's help ending with its examples and the path of its page.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -37,9 +37,10 @@ export function oneLineUsageErrors(program: CommandLike, prefix = program.name()
       },
     });
     cmd.configureHelp({
-      // A boolean flag is off unless given: "(default: false)" on every one says nothing.
+      // A boolean flag is off unless given, a repeatable one empty: "(default: false)" or "(default: [])" says nothing.
       optionDescription(option) {
-        const plain = option.isBoolean() && option.defaultValue === false;
+        const empty = Array.isArray(option.defaultValue) && option.defaultValue.length === 0;
+        const plain = (option.isBoolean() && option.defaultValue === false) || empty;
         return plain ? option.description : Help.prototype.optionDescription.call(this, option);
       },
       // The command list shows each command's usage as its own help does (INVENTORY TARGET...).
