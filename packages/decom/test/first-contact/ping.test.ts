@@ -6,7 +6,8 @@
 // stand in where the inventory is silent, the sudo password typed at its prompt. `decom
 // hosts trust` records unknown keys after a confirmation typed on a pseudo-terminal, refuses
 // without one, and never records a changed key, found by the scan or after it.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
@@ -33,6 +34,13 @@ function inventoryWith(name: string, edit: (doc: Any) => void): string {
   return file;
 }
 
+/** A path's modification time (nanoseconds) and size, as coreutils' stat prints them; the node runs this machine's own stat. */
+const STAT_LINE = "stat -c '%.9Y %s' --";
+const hostStat = (path: string): string => {
+  const r = spawnSync('sh', ['-c', `${STAT_LINE} "$1"`, 'sh', path], { encoding: 'utf8' });
+  return r.status === 0 ? r.stdout.trim() : 'absent here';
+};
+
 /**
  * What changed on a node since the marker: every path newer than it on the root's filesystem
  * (-xdev: other mounts are not descended into), and on /tmp, /var/tmp and /dev/shm, searched
@@ -43,15 +51,22 @@ function inventoryWith(name: string, edit: (doc: Any) => void): string {
  * its WAL every few seconds (`find` twice with nothing in between finds its WAL segment and
  * nothing else). And the checkout, bound read-only into every node (packages/sandbox/src/node-init.sh):
  * -xdev still lists its mount point, with the times of this machine's writes in it.
+ * A node's root is an overlay whose lower layer is this machine's root (node-init.sh), so a
+ * file this machine writes meanwhile (a CI job's log) shows on the node too: a path whose time
+ * and size on the node are this machine's own, to the nanosecond, is this machine's write. A
+ * write on the node is copied up and can no longer carry them.
  */
 const newSinceMarker = (node: string): string[] =>
   ssh(
     node,
-    `{ find / -xdev -newer ${MARKER} -not -path '/var/lib/prometheus/*' -not -path ${shellLine([CHECKOUT])}; find /tmp /var/tmp /dev/shm -xdev -newer ${MARKER}; } 2>/dev/null | sort -u`,
+    `{ find / -xdev -newer ${MARKER} -not -path '/var/lib/prometheus/*' -not -path ${shellLine([CHECKOUT])}; find /tmp /var/tmp /dev/shm -xdev -newer ${MARKER}; } 2>/dev/null | sort -u | ` +
+      `while IFS= read -r p; do printf '%s\t%s\n' "$(${STAT_LINE} "$p" 2>/dev/null)" "$p"; done`,
   )
     .split('\n')
     .filter(Boolean)
-    .map((p) => `${node}: ${p}`);
+    .map((l) => l.split('\t') as [string, string])
+    .filter(([seen, p]) => seen === '' || seen !== hostStat(p))
+    .map(([, p]) => `${node}: ${p}`);
 
 const machineIdOf = (node: string) => ssh(node, 'cat /etc/machine-id').trim();
 
@@ -90,9 +105,14 @@ describe('first contact on three sandbox nodes: decom ping and decom hosts trust
   it('every host answers (login, become through sudo, hostname, machine-id, its Node), exit 0, and no node changes', () => {
     const before = NODES.map(nodeSnapshot);
     for (const n of NODES) ssh(n, `touch ${MARKER}`);
+    // What this machine writes meanwhile (a CI job's log) shows on every node through its overlay's lower layer, and is not the node's.
+    const hostWrite = mkdtempSync('/var/tmp/decom-host-write-');
+    writeFileSync(join(hostWrite, 'ci.log'), 'this machine\'s\n');
     const text = decom(['ping', becoming, 'all']);
     const json = decom(['ping', becoming, 'all', '--output', 'json']);
     const found = NODES.flatMap(newSinceMarker);
+    expect(ssh('node1', `cat ${hostWrite}/ci.log`)).toBe('this machine\'s\n');
+    rmSync(hostWrite, { recursive: true });
     expect(NODES.map(nodeSnapshot)).toEqual(before);
     expect(found).toEqual([]);
     // The same look finds a file written after the marker, on each filesystem it searches (then removed).
