@@ -19,6 +19,7 @@ import { NODE_BACKUPS, PATH_GUARD } from '../util/confine.js';
 import { deletePathScript } from './sh.js';
 import { DEFAULT_FORKS, pool } from '../util/pool.js';
 import { EXIT, foldExit, type ExitCode } from '../util/exit-codes.js';
+import { clusterDnsOf } from '../inventory/cluster-dns.js';
 
 /** One step as a host runs it: the step, its parameters, and why it is skipped here (a `when:` that is false). */
 export interface PlannedStep {
@@ -125,6 +126,7 @@ async function openHost(t: Transport, host: Host, o: RunOptions, planned: Planne
   }).then((l) => ({ state: l.trip.state, ...(l.refused ? { refused: l.refused } : {}), ...(l.finishes ? { finishes: l.finishes } : {}), ...(l.stopped ? { stopped: l.stopped } : {}) }));
   if (o.operator) opened.state.operator = o.operator;
   if (o.etcdGroup) opened.state.etcdGroup = o.etcdGroup(host);
+  opened.state.clusterDns = clusterDnsOf(host.vars);
   const first = { state: opened.state };
   opened.refused ??= wrongHost(host, first.state);
   for (const p of planned) {

@@ -9,6 +9,7 @@ import { inputError } from '../util/errors.js';
 import { expandHome } from '../util/paths.js';
 import { describeValue, fieldError, formatWhere, type Located, type Where } from './where.js';
 import { decryptVault, VaultError, type VaultSecret } from './vault.js';
+import { ansibleBool } from './ansible-bool.js';
 import { VaultEncrypted } from './yaml-source.js';
 
 /**
@@ -242,9 +243,6 @@ function addressFromName(name: string, where: Where): string {
 /** Something safe to hand to ssh as one word: no spaces, no control characters, not an option. */
 const isSshWord = (s: string) => s !== '' && !s.startsWith('-') && !/[\s\x00-\x1f\x7f]/.test(s);
 
-const TRUE_WORDS = ['y', 'yes', 'on', '1', 'true', 't'];
-const FALSE_WORDS = ['n', 'no', 'off', '0', 'false', 'f'];
-
 /** Checks and converts values for one host; every error names file:line:col and the field. */
 class Reader {
   constructor(
@@ -316,10 +314,8 @@ class Reader {
   bool(loc: Located | undefined): boolean | undefined {
     if (!loc || loc.value === null || loc.value === undefined) return undefined;
     const value = loc.value instanceof VaultEncrypted ? this.opened(loc, loc.value) : loc.value;
-    if (typeof value === 'boolean') return value;
-    const word = typeof value === 'number' || typeof value === 'string' ? String(value).trim().toLowerCase() : undefined;
-    if (word !== undefined && TRUE_WORDS.includes(word)) return true;
-    if (word !== undefined && FALSE_WORDS.includes(word)) return false;
+    const said = ansibleBool(value);
+    if (said !== undefined) return said;
     throw this.error(loc, `expected true or false, got ${describeValue(value)}`);
   }
 

@@ -6,7 +6,7 @@ import { ALL_VIEWS, installPaths, probeScript, statePaths, type View } from './s
 import { CONTAINERD_DEFAULTS, containerdPaths, type ContainerdPaths } from '../cri/containerd-config.js';
 import {
   parseCertificates, parseCgroups, parseCrictl, parseKubeconfigs, parseCtr, parseDocker, parseDockerImages, parseEtcd, parseInstalled, parseIpvs, parseIptablesSave, parseLinks, parseManifests,
-  json, sandboxNetns, mergeCniNat, parseContainerdArgs, parseContainerdFiles, parseEtcdDirs, parseFacts, parseCrictlEndpoint, parseRuntimes, parseKubeCgroups, parseMeta, parseMountinfo, parseNetns, parseLeases, parseNftTables, parsePaths, parsePodTraces, parseResolved, parseProcs, parseRoutes, parseSs, parseSystemctlShow, splitSections,
+  json, sandboxNetns, mergeCniNat, parseContainerdArgs, parseContainerdFiles, parseEtcdDirs, parseFacts, parseCrictlEndpoint, parseRuntimes, parseKubeCgroups, parseMeta, parseMountinfo, parseNetns, parseLeases, parseNftTables, parsePaths, parsePodTraces, parseResolved, parseDns, parseProcs, parseRoutes, parseSs, parseSystemctlShow, splitSections,
 } from './parse.js';
 import type { NodeState } from './state.js';
 
@@ -24,6 +24,7 @@ const EMPTY = (): Omit<NodeState, 'hostname' | 'machineId' | 'pid1' | 'uid' | 't
   pods: { dirs: [], netnsInodes: new Map(), procNetns: new Map(), leases: [] },
   cgroups: { hierarchies: [], kube: [] }, iptablesDumps: [],
   containerd: CONTAINERD_DEFAULTS, etcdDirs: new Map(), facts: { runtimes: [], cniTypes: [] }, purge: false,
+  dns: { files: [], backups: [], services: { networkManager: false, resolved: false, resolvedCanReload: false } },
 });
 
 /** The firewall view's iptables-save sections, by backend and family. */
@@ -78,6 +79,7 @@ export function stateFromSections(s: Map<string, string>, prev?: NodeState): Nod
     st.sysctl = get('sysctl').split('\n').filter(Boolean);
     st.etcdArchives = get('etcd-archives').split('\0').map((p) => p.replace(/^\n/, '')).filter((p) => p.startsWith('/'));
   }
+  if (has('dns')) st.dns = parseDns(get('dns'), get('dns-backups'), get('dns-services'));
   if (has('stat')) {
     st.processes = parseProcs(get('stat'), get('cmdline'));
     st.k8sCgroups = parseCgroups(get('cgroups'));

@@ -2,7 +2,7 @@
  * Pure parsers: raw probe output in, typed views out. Each one takes the text a
  * single command prints and is tested on real output of that command.
  */
-import type { Container, EtcdView, NodeFacts, RuntimeStatus, IptablesTable, Kubeconfig, KubeCgroup, KubeCgroups, Link, Listener, Mount, PodTraces, Proc, Route, StaticPod, Unit } from './state.js';
+import type { Container, DnsFile, DnsView, EtcdView, NodeFacts, RuntimeStatus, IptablesTable, Kubeconfig, KubeCgroup, KubeCgroups, Link, Listener, Mount, PodTraces, Proc, Route, StaticPod, Unit } from './state.js';
 import { INSTALL_PATHS, type InstallKind, type StatePathKind } from './script.js';
 import { redactArgv } from './redact.js';
 
@@ -743,4 +743,28 @@ export function parseFacts(text: string): NodeFacts {
     }
   }
   return out;
+}
+
+/** The `dns` view's sections: each resolver file (PATH TYPE TARGET, then its text or none), resolv.conf's backups, and the services that read them. */
+export function parseDns(files: string, backups: string, services: string): DnsView {
+  const fields = files.replace(/^\n/, '').split('\0');
+  const out: DnsFile[] = [];
+  for (let i = 0; i + 4 < fields.length; i += 5) {
+    const [path, type, target, has, content] = fields.slice(i, i + 5) as [string, string, string, string, string];
+    if (!path.startsWith('/')) break;
+    const t = type === 'file' || type === 'link' || type === 'other' ? type : 'absent';
+    out.push({ path, type: t, ...(target ? { target } : {}), ...(has === 'c' ? { content } : {}) });
+  }
+  const units = new Map<string, Map<string, string>>();
+  for (const block of services.split(/\n\s*\n/)) {
+    const kv = new Map(block.split('\n').map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)] as const).filter(([k]) => k));
+    const id = kv.get('Id');
+    if (id) units.set(id, kv);
+  }
+  const active = (id: string) => units.get(id)?.get('ActiveState') === 'active';
+  return {
+    files: out,
+    backups: backups.replace(/^\n/, '').split('\0').filter((p) => p.startsWith('/')),
+    services: { networkManager: active('NetworkManager.service'), resolved: active('systemd-resolved.service'), resolvedCanReload: units.get('systemd-resolved.service')?.get('CanReload') === 'yes' },
+  };
 }

@@ -144,6 +144,26 @@ const KUBECONFIGS = ['/etc/kubernetes/admin.conf', '/etc/kubernetes/kubelet.conf
 export const ANCHOR_DIRS = ['/usr/local/share/ca-certificates', '/etc/pki/ca-trust/source/anchors'] as const;
 const ANCHORS = [`${ANCHOR_DIRS[0]}/*.crt`, `${ANCHOR_DIRS[0]}/*/*.crt`, `${ANCHOR_DIRS[1]}/*`];
 export const CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
+
+/**
+ * The resolver files kubespray's preinstall role writes or edits (docs/findings.md#dns):
+ * resolv.conf's block, dhclient's supersede block (either path, by OS) and exit hook (Debian's
+ * or Red Hat's), systemd-resolved's drop-in, and NetworkManager's drop-ins.
+ */
+export const KUBESPRAY_DNS_FILES = [
+  '/etc/resolv.conf',
+  '/etc/dhclient.conf',
+  '/etc/dhcp/dhclient.conf',
+  '/etc/dhcp/dhclient-exit-hooks.d/zdnsupdate',
+  '/etc/dhcp/dhclient.d/zdnsupdate.sh',
+  '/etc/systemd/resolved.conf.d/kubespray.conf',
+  '/etc/NetworkManager/conf.d/calico.conf',
+  '/etc/NetworkManager/conf.d/k8s.conf',
+  '/etc/NetworkManager/conf.d/dns.conf',
+] as const;
+/** A resolver file is read up to this: kubespray's are a few hundred bytes; a larger file is not one it wrote whole. */
+export const DNS_FILE_BYTES = 65536;
+
 /** The etcd data archives the etcd step keeps on the node, one per run (etcdArchive, steps/backup.ts): a glob. */
 export const ETCD_ARCHIVES = `${NODE_BACKUPS}/*-etcd-data/etcd-data.tar.gz`;
 
@@ -170,7 +190,7 @@ export const NFT_TABLES: readonly { family: string; name: string; owner: string 
  * What a probe can be asked for. A reset step re-probes only the views its work
  * shows in (one round trip, a fraction of the full probe's cost); verify asks for all.
  */
-export const VIEWS = ['files', 'processes', 'sockets', 'mounts', 'netns', 'links', 'firewall', 'cni-firewall', 'units', 'containers', 'kubelet', 'etcd', 'cgroups', 'install', 'pods', 'facts'] as const;
+export const VIEWS = ['files', 'dns', 'processes', 'sockets', 'mounts', 'netns', 'links', 'firewall', 'cni-firewall', 'units', 'containers', 'kubelet', 'etcd', 'cgroups', 'install', 'pods', 'facts'] as const;
 export type View = (typeof VIEWS)[number];
 /**
  * Views that read again only a part of a bigger one, for a step whose side effects
@@ -437,6 +457,22 @@ while [ -n "$Q" ]; do
 done
 set +f
 fi
+${v('dns', `
+# kubespray's resolver files: PATH NUL TYPE NUL TARGET NUL then, for a regular file at the end of its links, c NUL TEXT NUL (else n NUL NUL).
+s dns
+for f in ${KUBESPRAY_DNS_FILES.join(' ')}; do
+  t=absent x=
+  if [ -L "$f" ]; then t=link x=$(readlink -f -- "$f"); elif [ -f "$f" ]; then t=file; elif [ -e "$f" ]; then t=other; fi
+  printf '%s\\0%s\\0%s\\0' "$f" "$t" "$x"
+  if [ -f "$f" ] && [ -r "$f" ]; then printf 'c\\0'; head -c ${DNS_FILE_BYTES} -- "$f" | tr -d '\\000'; printf '\\0'; else printf 'n\\0\\0'; fi
+done
+s dns-backups
+for f in /etc/resolv.conf.*~; do [ -f "$f" ] && printf '%s\\0' "$f"; done
+s dns-services
+# Which of the services that read them run, asked only where kubespray left a file of theirs.
+if has systemctl && [ "$PID1" = systemd ] && { [ -e /etc/systemd/resolved.conf.d/kubespray.conf ] || [ -e /etc/NetworkManager/conf.d/calico.conf ] || [ -e /etc/NetworkManager/conf.d/k8s.conf ] || [ -e /etc/NetworkManager/conf.d/dns.conf ]; }; then
+  $T systemctl show -p Id -p ActiveState -p CanReload NetworkManager.service systemd-resolved.service
+fi`)}
 ${v('processes', `
 s stat
 printf '%s\\n' "$ST"

@@ -1,6 +1,7 @@
 /** The types of what a probe sees on a node: NodeState and its views, with no judgement in them. */
 import type { InstallKind, StatePathKind } from './script.js';
 import type { ContainerdPaths } from '../cri/containerd-config.js';
+import type { ClusterDns } from '../inventory/cluster-dns.js';
 
 /** A node as one probe saw it: typed views, no judgement (rules live in src/verify). */
 export interface NodeState {
@@ -82,6 +83,14 @@ export interface NodeState {
    * ties to the cluster (Debian's own etcd.service) is left alone.
    */
   etcdGroup?: { addresses: string[]; self: boolean };
+  /**
+   * The cluster's DNS as kubespray computes it from the inventory (its nameservers, domain,
+   * search domains and options), set by the client: what kubespray's resolver edits are
+   * recognised by. Unset, kubespray's defaults stand in.
+   */
+  clusterDns?: ClusterDns;
+  /** The host's resolver files kubespray edits, as the `dns` view read them. */
+  dns: DnsView;
   /** What pods leave on a live node (the `pods` view, for the audit). */
   pods: PodTraces;
   /** The kubelet's cgroup tree (kubepods, kubepods.slice) in every hierarchy the node mounts. */
@@ -271,4 +280,23 @@ export interface RuntimeStatus {
   running: boolean;
   /** Its client listed its containers: only then can it prove a pod gone. */
   answered: boolean;
+}
+
+/** One of the resolver files kubespray writes or edits (KUBESPRAY_DNS_FILES), as the node has it. */
+export interface DnsFile {
+  path: string;
+  /** A symlink is read at its target: `target` is where it resolves (readlink -f), `content` the target's. */
+  type: 'absent' | 'file' | 'link' | 'other';
+  target?: string;
+  /** Its text (up to DNS_FILE_BYTES); undefined when absent, unreadable, or not a regular file at the end of its links. */
+  content?: string;
+}
+
+/** The `dns` view: kubespray's resolver files, the backups of resolv.conf its edits left, and the services that read them. */
+export interface DnsView {
+  files: DnsFile[];
+  /** kubespray's backups of /etc/resolv.conf (Ansible's `resolv.conf.NNNN.DATE@TIME~`), full paths. */
+  backups: string[];
+  /** Running now (systemd's ActiveState active), and whether systemd-resolved can reload (`CanReload`, systemd 256 and later). */
+  services: { networkManager: boolean; resolved: boolean; resolvedCanReload: boolean };
 }

@@ -8,6 +8,8 @@ import type { IptablesTable, KubeCgroup, NodeState, Proc } from '../probes/state
 import { CA_BUNDLE, NFT_TABLES, criState, k8sBundles, stateDirs, type StatePathKind } from '../probes/script.js';
 import { hostOf } from '../inventory/identity.js';
 import { UNKNOWN_FLAG, procFlag } from '../probes/proc-flags.js';
+import { clusterDnsOf } from '../inventory/cluster-dns.js';
+import { dnsEdits } from './dns.js';
 
 /** The stable vocabulary of finding kinds (documented in docs/findings.md). */
 export const KINDS = [
@@ -41,6 +43,9 @@ export const KINDS = [
   'route',
   'ipset',
   'bpf-pin',
+  // The host's resolver, as kubespray's preinstall edited it (docs/findings.md#dns).
+  'dns-config',
+  'cluster-resolver',
   // The installation footprint: only with --purge.
   'installed-binary',
   'installed-unit',
@@ -442,6 +447,7 @@ export function findings(s: NodeState): Finding[] {
   for (const k of clusterKubeconfigs(s)) add('credential', k.path, `a kubeconfig for this cluster (${k.why}) outside /etc/kubernetes`);
   for (const a of clusterAnchors(s)) add('trust-anchor', a.path, `the cluster CA ${a.ca} in the system trust store`);
   for (const ca of s.bundleTrusts) add('trust-anchor', CA_BUNDLE, `the built bundle still trusts the cluster CA ${ca} (rebuild it: update-ca-certificates)`);
+  for (const e of dnsEdits(s.dns, s.clusterDns ?? clusterDnsOf({}))) add(e.kind, e.path, e.detail);
 
   for (const p of procs.values()) {
     if (p.name === 'kubelet') add('kubelet-process', String(p.pid), p.args);

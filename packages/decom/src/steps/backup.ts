@@ -23,8 +23,8 @@ import { CA_BUNDLE, NFT_TABLES } from '../probes/script.js';
 import { q } from '../engine/sh.js';
 
 /** Residue whose loss could not be undone without a copy. */
-const WORTH_KEEPING: ReadonlySet<Kind> = new Set(['static-pod-manifest', 'kubernetes-config', 'kubelet-state', 'cni-config', 'iptables', 'nftables', 'ipset', 'etcd-config', 'credential', 'trust-anchor', 'installed-unit', 'installed-config', 'runtime-config']);
-const EXTRA: ReadonlySet<Kind> = new Set(['credential', 'trust-anchor', 'kubernetes-config', 'cni-config', 'installed-unit', 'installed-config', 'runtime-config']);
+const WORTH_KEEPING: ReadonlySet<Kind> = new Set(['static-pod-manifest', 'kubernetes-config', 'kubelet-state', 'cni-config', 'iptables', 'nftables', 'ipset', 'etcd-config', 'credential', 'trust-anchor', 'installed-unit', 'installed-config', 'runtime-config', 'dns-config']);
+const EXTRA: ReadonlySet<Kind> = new Set(['credential', 'trust-anchor', 'kubernetes-config', 'cni-config', 'installed-unit', 'installed-config', 'runtime-config', 'dns-config']);
 /**
  * The cluster's etcd data, archived by the etcd step once no etcd of the cluster runs
  * (a copy of a live database is torn), just before it removes it: on the node only (it

@@ -10,6 +10,7 @@ import type { Step } from '../engine/step.js';
 import { backup } from './backup.js';
 import { cgroups } from './cgroups.js';
 import { deleteNode, drain, etcdMember, volumes } from './cluster.js';
+import { dns } from './dns.js';
 import { files } from './files.js';
 import { firewall } from './firewall.js';
 import { links, mounts, netns, routes } from './kernel.js';
@@ -20,7 +21,7 @@ import { trust } from './trust.js';
 import { verify } from './verify.js';
 
 export const STEPS: Record<string, Step> = Object.fromEntries(
-  [drain, volumes, etcdMember, backup, staticPods, kubelet, containers, processes, cgroups, etcd, ports, mounts, links, routes, netns, firewall, trust, files, installed, images, verify, deleteNode].map((s) => [s.name, s]),
+  [drain, volumes, etcdMember, backup, staticPods, kubelet, containers, processes, cgroups, etcd, ports, mounts, links, routes, netns, firewall, dns, trust, files, installed, images, verify, deleteNode].map((s) => [s.name, s]),
 );
 
 /** A playbook's `shell:` step: runs when its `check:` says there is work (always, without one); owns no residue. */

@@ -13,6 +13,7 @@ import { printable, renderSummary, summarizeFindings } from './report.js';
 import { withoutHost } from '../transport/types.js';
 import { factsLine, hostFacts, type HostFacts } from '../rules/facts.js';
 import type { NodeCheck } from '../cluster/node.js';
+import { clusterDnsOf } from '../inventory/cluster-dns.js';
 
 export interface HostReport {
   host: string;
@@ -48,6 +49,7 @@ async function verifyHost(host: Host, opts: VerifyOptions): Promise<HostReport> 
     const state = await probeNode(t, { sudo: host.become, views: withFacts(opts.purge ? PURGE_VIEWS : ALL_VIEWS) });
     if (opts.operator) state.operator = opts.operator;
     if (opts.etcdGroup) state.etcdGroup = opts.etcdGroup(host);
+    state.clusterDns = clusterDnsOf(host.vars);
     const report: HostReport = { host: host.name, reachable: true, clean: true, findings: findings(state), facts: hostFacts(state) };
     const said = notes(state);
     if (said.length) report.warnings = said;

@@ -11,7 +11,7 @@ export interface RunReport {
   journal: string;
   hosts: {
     host: string; reachable: boolean; clean: boolean; ok: number; changed: number; failed: number; skipped: number;
-    error?: string; refused?: string; finishes?: string; backup?: string; notRun?: string; warnings?: string[]; down?: string;
+    error?: string; refused?: string; finishes?: string; backup?: string; notRun?: string; warnings?: string[]; down?: string; left?: { kind: string; subject: string; detail: string }[];
     steps: { name: string; status: string; reason?: string; actions: { what: string; code?: number }[]; left: { kind: string; subject: string }[] }[];
   }[];
 }

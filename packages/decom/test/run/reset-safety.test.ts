@@ -79,13 +79,30 @@ describe('reset safety on kubespray-leftovers: busy mounts, rolls, hostile names
         'ln -s /srv/appdata /var/lib/kubelet/pods/evil-link',
         'ln -s /etc/app /etc/cni/net.d/app-link',
         'mkdir -p /var/lib/kubelet/pods/y && ln -s /srv/appdata/important.db /var/lib/kubelet/pods/y/db',
+        // Immutable, as an administrator or a hardening role leaves them: one of the kubelet's, one of the user's own.
+        'chattr +i /var/lib/kubelet/pki/kubelet-client.crt',
+        'printf frozen > /srv/appdata/frozen.db && chattr +i /srv/appdata/frozen.db',
       ].join(' && '),
     );
     const r = runJson(['node2', '--playbook', 'reset', '--yes'], state);
     expect(r.code, JSON.stringify(r.report.hosts[0]!.steps.filter((s) => s.status === 'failed'))).toBe(0);
     expect(leftovers('node2')).toEqual([]);
+    expect(ssh('node2', 'ls -d /var/lib/kubelet/pki 2>&1; true')).toMatch(/No such file or directory/);
     expect(userObjects('node2')).toBe(user);
     expect(ssh('node2', 'cat /srv/appdata/important.db /etc/app/app.conf')).toBe('user data: must survive\nlisten: 8080\n');
+    // The user's immutable file keeps its attribute and its content.
+    expect(ssh('node2', 'lsattr /srv/appdata/frozen.db | cut -c1-22; cat /srv/appdata/frozen.db; chattr -i /srv/appdata/frozen.db; rm /srv/appdata/frozen.db')).toBe('----i-----------------\nfrozen');
+  });
+
+  it('clears the immutable attribute below the kubelet\'s dir only on its own filesystem: a mount below still refuses the deletion, its immutable file kept', () => {
+    const pod = '/var/lib/kubelet/pods/frozen-pod';
+    ssh('node5', `mkdir -p ${pod}/volumes/v && mount -t tmpfs frozen ${pod}/volumes/v && printf kept > ${pod}/volumes/v/f && chattr +i ${pod}/volumes/v/f && touch ${pod}/own && chattr +i ${pod}/own`);
+    try {
+      const out = ssh('node5', `${PATH_GUARD}delete_path / ${pod}; echo "exit=$?"; lsattr ${pod}/volumes/v/f ${pod}/own | cut -c1-22; cat ${pod}/volumes/v/f`);
+      expect(out).toBe(`a mount is at or below ${pod}: nothing deleted\nexit=1\n----i-----------------\n----i-----------------\nkept`);
+    } finally {
+      ssh('node5', `chattr -i ${pod}/volumes/v/f ${pod}/own; umount ${pod}/volumes/v; rm -rf ${pod}`);
+    }
   });
 
   it("judges generated paths on the node as resolved: none accepted escapes its root, every spelling of or link to a system dir is refused (fast-check)", async () => {

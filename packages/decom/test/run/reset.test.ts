@@ -45,7 +45,7 @@ describe('decom run --playbook reset on kubespray-leftovers (systemd)', () => {
     check = c.report;
     expect(nodeSnapshot('node1')).toBe(snap);
     const steps = check.hosts[0]!.steps;
-    expect(steps.map((s) => s.name)).toEqual(['backup', 'static-pods', 'kubelet', 'containers', 'processes', 'cgroups', 'etcd', 'ports', 'mounts', 'links', 'routes', 'netns', 'firewall', 'trust', 'files', 'installed', 'images', 'verify']);
+    expect(steps.map((s) => s.name)).toEqual(['backup', 'static-pods', 'kubelet', 'containers', 'processes', 'cgroups', 'etcd', 'ports', 'mounts', 'links', 'routes', 'netns', 'firewall', 'dns', 'trust', 'files', 'installed', 'images', 'verify']);
     expect(steps.find((s) => s.name === 'static-pods')!.actions.map((a) => a.what).join('\n')).toMatch(/move 4 manifests .*etcd\.yaml, kube-apiserver\.yaml/);
   });
 
