@@ -2,6 +2,7 @@
  * Pure parsers: raw probe output in, typed views out. Each one takes the text a
  * single command prints and is tested on real output of that command.
  */
+import { createHash } from 'node:crypto';
 import type { Container, DnsFile, DnsView, EtcdView, NodeFacts, RuntimeStatus, IptablesTable, Kubeconfig, KubeCgroup, KubeCgroups, Link, Listener, Mount, PodTraces, Proc, Route, StaticPod, Unit } from './state.js';
 import { INSTALL_PATHS, type InstallKind, type StatePathKind } from './script.js';
 import { redactArgv } from './redact.js';
@@ -749,11 +750,13 @@ export function parseFacts(text: string): NodeFacts {
 export function parseDns(files: string, backups: string, services: string): DnsView {
   const fields = files.replace(/^\n/, '').split('\0');
   const out: DnsFile[] = [];
-  for (let i = 0; i + 4 < fields.length; i += 5) {
-    const [path, type, target, has, content] = fields.slice(i, i + 5) as [string, string, string, string, string];
+  for (let i = 0; i + 5 < fields.length; i += 6) {
+    const [path, type, target, has, content, sum] = fields.slice(i, i + 6) as [string, string, string, string, string, string];
     if (!path.startsWith('/')) break;
     const t = type === 'file' || type === 'link' || type === 'other' ? type : 'absent';
-    out.push({ path, type: t, ...(target ? { target } : {}), ...(has === 'c' ? { content } : {}) });
+    // Text that is not the file's bytes (not UTF-8, a NUL, cut at the cap) is never judged, nor written back.
+    const verbatim = has === 'c' && createHash('sha256').update(content).digest('hex') === sum.split(' ')[0];
+    out.push({ path, type: t, ...(target ? { target } : {}), ...(verbatim ? { content } : has === 'c' ? { unread: true as const } : {}) });
   }
   const units = new Map<string, Map<string, string>>();
   for (const block of services.split(/\n\s*\n/)) {

@@ -458,13 +458,14 @@ done
 set +f
 fi
 ${v('dns', `
-# kubespray's resolver files: PATH NUL TYPE NUL TARGET NUL then, for a regular file at the end of its links, c NUL TEXT NUL (else n NUL NUL).
+# kubespray's resolver files: PATH NUL TYPE NUL TARGET NUL then, for a regular file at the end of its links,
+# c NUL TEXT NUL SHA-256 NUL (else n NUL NUL NUL): the sum tells the client whether the text it decoded is the file's bytes.
 s dns
 for f in ${KUBESPRAY_DNS_FILES.join(' ')}; do
   t=absent x=
   if [ -L "$f" ]; then t=link x=$(readlink -f -- "$f"); elif [ -f "$f" ]; then t=file; elif [ -e "$f" ]; then t=other; fi
   printf '%s\\0%s\\0%s\\0' "$f" "$t" "$x"
-  if [ -f "$f" ] && [ -r "$f" ]; then printf 'c\\0'; head -c ${DNS_FILE_BYTES} -- "$f" | tr -d '\\000'; printf '\\0'; else printf 'n\\0\\0'; fi
+  if [ -f "$f" ] && [ -r "$f" ]; then printf 'c\\0'; head -c ${DNS_FILE_BYTES} -- "$f" | tr -d '\\000'; printf '\\0%s\\0' "$(sha256sum < "$f")"; else printf 'n\\0\\0\\0'; fi
 done
 s dns-backups
 for f in /etc/resolv.conf.*~; do [ -f "$f" ] && printf '%s\\0' "$f"; done

@@ -288,8 +288,10 @@ export interface DnsFile {
   /** A symlink is read at its target: `target` is where it resolves (readlink -f), `content` the target's. */
   type: 'absent' | 'file' | 'link' | 'other';
   target?: string;
-  /** Its text (up to DNS_FILE_BYTES); undefined when absent, unreadable, or not a regular file at the end of its links. */
+  /** Its text, exactly its bytes; undefined when absent, unreadable, not a regular file at the end of its links, or not read verbatim. */
   content?: string;
+  /** A regular file whose text could not be carried whole (past DNS_FILE_BYTES, not UTF-8, or holding a NUL): not judged, and a note says so. */
+  unread?: true;
 }
 
 /** The `dns` view: kubespray's resolver files, the backups of resolv.conf its edits left, and the services that read them. */

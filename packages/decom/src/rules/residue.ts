@@ -271,6 +271,8 @@ export function notes(s: NodeState): string[] {
   if (lookalikes.length) {
     out.push(`${lookalikes.length === 1 ? 'a firewall rule' : `${lookalikes.length} firewall rules`} carrying a Kubernetes component's comment without being one of its rules, left in place (an administrator's own?): ${lookalikes.join('; ')}`);
   }
+  const unread = s.dns.files.filter((f) => f.unread).map((f) => f.path);
+  if (unread.length) out.push(`resolver files not judged, left as they are: decom cannot carry their text whole (over 64 KiB, not UTF-8, or holding a NUL): ${unread.join(', ')}`);
   if (s.imagesUnlisted) out.push("containerd is stopped: the images of its k8s.io namespace were not looked at (start it and run again with --purge)");
   const other = foreignEtcd(s);
   if (other.length) {

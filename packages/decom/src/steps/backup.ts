@@ -69,7 +69,9 @@ It holds private keys and credentials (kubeconfigs, the cluster's PKI): keep it 
 files.tar.gz          /etc/kubernetes (kubeconfigs, PKI, static-pod manifests), the kubelet's
                       config.yaml, kubeadm-flags.env and pki/, /etc/cni/net.d, /etc/ssl/etcd,
                       /etc/etcd.env, users' kubeconfigs for this cluster, its trust anchors,
-                      kubespray's API proxy config; with --purge the unit files and tool configs
+                      kubespray's API proxy config, the resolver files kubespray edited
+                      (resolv.conf, dhclient, systemd-resolved, NetworkManager); with --purge the
+                      unit files and tool configs
 *.rules               iptables-save of each backend and family before the reset
 nftables.conf         the nftables tables of kube-proxy, Calico and Flannel before the reset (nft -f nftables.conf)
 etcd data            the cluster's etcd data left on the node, if any, is archived on the node only:

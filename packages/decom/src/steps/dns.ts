@@ -12,7 +12,7 @@ import { z } from 'zod';
 import type { Action, Step } from '../engine/step.js';
 import type { DnsView, NodeState } from '../probes/state.js';
 import { clusterDnsOf } from '../inventory/cluster-dns.js';
-import { dnsEdits, type DnsEdit } from '../rules/dns.js';
+import { DHCLIENT_CONFS, DHCLIENT_HOOKS, dnsEdits, type DnsEdit } from '../rules/dns.js';
 import { deletePathScript, q } from '../engine/sh.js';
 
 /** The edits the step makes: kubespray's whole files deleted, its lines cut out of the host's (what is only named is not among them). */
@@ -33,14 +33,17 @@ const unchangedSince = (path: string, text: string) =>
 
 /**
  * Rewrites a file in place of itself, atomically: the new text goes to a file beside it,
- * given its mode and owner, then renamed over it, so a reader sees the old file or the new.
+ * given its mode, owner and SELinux label, then renamed over it, so a reader sees the old file or the new.
  */
 const rewriteScript = (path: string, before: string, after: string) => {
   const dir = path.slice(0, path.lastIndexOf('/')) || '/';
   return `${unchangedSince(path, before)}
 T=$(mktemp ${q(`${dir}/.decom-dns.XXXXXX`)}) || exit 1
 printf %s ${q(after)} > "$T" || { rm -f "$T"; exit 1; }
-chmod --reference=${q(path)} "$T" && chown --reference=${q(path)} "$T" && mv -f -- "$T" ${q(path)} || { rm -f "$T"; exit 1; }`;
+chmod --reference=${q(path)} "$T" && chown --reference=${q(path)} "$T" || { rm -f "$T"; exit 1; }
+# The file's SELinux label too, where SELinux is on: dhclient and NetworkManager are confined to the file's type.
+if [ -e /sys/fs/selinux/enforce ] && command -v chcon >/dev/null; then chcon --reference=${q(path)} "$T" || { rm -f "$T"; exit 1; }; fi
+mv -f -- "$T" ${q(path)} || { rm -f "$T"; exit 1; }`;
 };
 
 export const dns: Step = {
@@ -52,12 +55,16 @@ export const dns: Step = {
   views: ['dns'],
   plan(s) {
     const edits = plannedDnsEdits(s);
+    // dhclient reads its config at start only: a running one writes the cluster's servers again at its next renewal.
+    const dhclients = [...s.processes.values()].filter((p) => p.name === 'dhclient').map((p) => p.pid);
+    const restartDhclient = dhclients.length ? `; dhclient runs (pid ${dhclients.join(', ')}) with the old settings: restart it, or its next renewal writes them back` : '';
     const actions: Action[] = edits.map((e) => {
       const before = contentOf(s.dns, e.path) ?? '';
+      const dhclient = DHCLIENT_CONFS.some((p) => p === e.path) || DHCLIENT_HOOKS.some((p) => p === e.path) ? restartDhclient : '';
       if (e.change === 'delete') {
-        return { what: `delete ${e.path} (kubespray's: ${e.detail})`, script: `${unchangedSince(e.path, before)}\n${deletePathScript(e.path, { root: e.path.slice(0, e.path.lastIndexOf('/')) })}` };
+        return { what: `delete ${e.path} (kubespray's: ${e.detail}${dhclient})`, script: `${unchangedSince(e.path, before)}\n${deletePathScript(e.path, { root: e.path.slice(0, e.path.lastIndexOf('/')) })}` };
       }
-      return { what: `rewrite ${e.path} without the cluster's entries (${e.detail})`, script: rewriteScript(e.path, before, e.change.content) };
+      return { what: `rewrite ${e.path} without the cluster's entries (${e.detail}${dhclient})`, script: rewriteScript(e.path, before, e.change.content) };
     });
     const services = new Set(edits.map((e) => e.service).filter(Boolean));
     if (services.has('NetworkManager') && s.dns.services.networkManager) {

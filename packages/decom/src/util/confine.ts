@@ -85,7 +85,8 @@ export function fileName(name: string, where: string): string {
  * - `delete_path ROOT PATH [WANT]`: judged, refused when a mount is at or below it, then
  *   deleted from inside its resolved dir (`cd -P`, checked), so a dir swapped for a link
  *   after the judgment cannot redirect the `rm`. A path already gone is no error. Below
- *   /var/lib/kubelet, the immutable attribute is cleared first (on that one filesystem).
+ *   /var/lib/kubelet, should the `rm` fail, the immutable attribute is cleared (on that one
+ *   filesystem) and it is tried again.
  */
 export const PATH_GUARD = `
 SYSD=${shQuote(SYSTEM_DIRS.join(' '))}
@@ -134,20 +135,23 @@ mounted_below() {
   e=$(printf '%s' "$1" | sed 's/\\\\/\\\\134/g; s/ /\\\\040/g; s/\t/\\\\011/g')
   P=$e awk 'BEGIN { p = ENVIRON["P"] } $5 == p || index($5, p "/") == 1 { found = 1 } END { exit !found }' /proc/self/mountinfo
 }
-# Below the kubelet's dir only, as kubespray's reset does: an immutable file there (chattr +i) would fail the rm.
-# -xdev: nothing on a mount below is touched (and delete_path has refused one already). Elsewhere nothing is cleared.
+# unfreeze_kubelet_files RESOLVED NAME: clears the immutable attribute (chattr +i) below NAME, in the
+# current dir, where RESOLVED is below the kubelet's dir as it resolves, as kubespray's reset does
+# there: elsewhere nothing is cleared. -xdev: nothing on a mount below is touched; find never follows a link.
 unfreeze_kubelet_files() {
-  case $1 in /var/lib/kubelet/?*) ;; *) return 0 ;; esac
-  command -v chattr >/dev/null || return 0
-  find "$2" -xdev \\( -type f -o -type d \\) -exec chattr -f -i -- {} + 2>/dev/null || true
+  kd=$(readlink -f /var/lib/kubelet) || return 1
+  case $1 in "$kd"/?*) ;; *) return 1 ;; esac
+  command -v chattr >/dev/null || return 1
+  find "$2" -xdev \\( -type f -o -type d \\) -exec chattr -f -i -- {} + 2>/dev/null
+  return 0
 }
 delete_path() {
   [ -e "$2" ] || [ -L "$2" ] || return 0
   judge "$@" || return 1
   if mounted_below "$R"; then echo "a mount is at or below $R: nothing deleted"; return 1; fi
   ( cd -P -- "$RD" && [ "$PWD" = "$RD" ] || { echo "refused $2: its dir $RD moved while it was judged"; exit 1; }
-    unfreeze_kubelet_files "$2" "./$RN"
-    rm -rf --one-file-system -- "./$RN" )
+    # Only where rm failed is an immutable file looked for: a kubelet dir of many files is not walked twice.
+    rm -rf --one-file-system -- "./$RN" 2>/dev/null || { unfreeze_kubelet_files "$R" "./$RN"; rm -rf --one-file-system -- "./$RN"; } )
 }
 `;
 

@@ -96,12 +96,18 @@ describe('reset safety on kubespray-leftovers: busy mounts, rolls, hostile names
 
   it('clears the immutable attribute below the kubelet\'s dir only on its own filesystem: a mount below still refuses the deletion, its immutable file kept', () => {
     const pod = '/var/lib/kubelet/pods/frozen-pod';
-    ssh('node5', `mkdir -p ${pod}/volumes/v && mount -t tmpfs frozen ${pod}/volumes/v && printf kept > ${pod}/volumes/v/f && chattr +i ${pod}/volumes/v/f && touch ${pod}/own && chattr +i ${pod}/own`);
+    ssh('node5', `mkdir -p ${pod}/volumes/v && mount -t tmpfs frozen ${pod}/volumes/v && printf kept > ${pod}/volumes/v/f && chattr +i ${pod}/volumes/v/f && touch ${pod}/own ${pod}/own2 && chattr +i ${pod}/own`);
     try {
-      const out = ssh('node5', `${PATH_GUARD}delete_path / ${pod}; echo "exit=$?"; lsattr ${pod}/volumes/v/f ${pod}/own | cut -c1-22; cat ${pod}/volumes/v/f`);
-      expect(out).toBe(`a mount is at or below ${pod}: nothing deleted\nexit=1\n----i-----------------\n----i-----------------\nkept`);
+      const refused = ssh('node5', `${PATH_GUARD}delete_path / ${pod}; echo "exit=$?"; lsattr ${pod}/volumes/v/f ${pod}/own | cut -c1-22; cat ${pod}/volumes/v/f`);
+      expect(refused).toBe(`a mount is at or below ${pod}: nothing deleted\nexit=1\n----i-----------------\n----i-----------------\nkept`);
+      // What delete_path runs once its rm fails there: the pod's own files unfrozen, the one on the mount below untouched (-xdev).
+      const cleared = ssh('node5', `${PATH_GUARD}cd /var/lib/kubelet/pods && unfreeze_kubelet_files ${pod} ./frozen-pod; echo "exit=$?"; lsattr ${pod}/volumes/v/f ${pod}/own | cut -c1-22`);
+      expect(cleared).toBe('exit=0\n----i-----------------\n----------------------\n');
+      // Nowhere but below the kubelet's dir, however the name is spelled.
+      const elsewhere = ssh('node5', `${PATH_GUARD}cd /var/lib/kubelet/pods && chattr +i ${pod}/own2 && unfreeze_kubelet_files /srv/frozen-pod ./frozen-pod; echo "exit=$?"; lsattr ${pod}/own2 | cut -c1-22`);
+      expect(elsewhere).toBe('exit=1\n----i-----------------\n');
     } finally {
-      ssh('node5', `chattr -i ${pod}/volumes/v/f ${pod}/own; umount ${pod}/volumes/v; rm -rf ${pod}`);
+      ssh('node5', `chattr -i ${pod}/volumes/v/f ${pod}/own ${pod}/own2; umount ${pod}/volumes/v; rm -rf ${pod}`);
     }
   });
 
