@@ -2,12 +2,13 @@
 // command output written here, and the residue rules (src/rules/residue.ts) on states built from
 // them: what is Kubernetes', what is another application's, and the footprint (routes, ipsets,
 // the installation, and what is only a warning).
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   parseCrictl, parseCtr, parseDocker, parseIpvs, parseIptablesSave, parseLinks, parseMountinfo, parseProcs, parseSs,
-  parseSystemctlShow, splitSections, parseRoutes, parseInstalled, parseDockerImages,
+  parseSystemctlShow, splitSections, parseRoutes, parseInstalled, parseDockerImages, parseDns,
 } from './parse.js';
 import { findings, notes } from '../rules/residue.js';
 import type { NodeState } from './state.js';
@@ -323,5 +324,22 @@ describe('the etcd data archives decom keeps', () => {
       `etcd data archived by decom and kept on the node: ${archive}, /var/backups/decom/x y-etcd-data/etcd-data.tar.gz; it holds every Secret of the cluster (remove it once it is not needed: decom run --remove-etcd-archive)`,
     ]);
     expect(notes(stateFromSections(new Map([['paths', ''], ['etcd-archives', '']]), s))).toEqual([]);
+  });
+});
+
+describe('the dns view', () => {
+  const sum = (text: string) => createHash('sha256').update(text).digest('hex');
+  const record = (path: string, text: string, nodeSum: string) => `${path}\0file\0\0c\0${text}\0${nodeSum}  -\0`;
+
+  it('keeps a file whose text is its bytes, and names, never judges, one whose bytes the text does not carry', () => {
+    const resolv = '# Ansible entries BEGIN\nsearch default.svc.cluster.local svc.cluster.local\nnameserver 169.254.25.10\n# Ansible entries END\n';
+    // A Latin-1 byte in the administrator's comment: decoded as U+FFFD, the text's sum is not the node's.
+    const latin1 = Buffer.concat([Buffer.from('# caf'), Buffer.from([0xe9]), Buffer.from('\nsend host-name = gethostname();\n')]);
+    const view = parseDns(record('/etc/resolv.conf', resolv, sum(resolv)) + record('/etc/dhcp/dhclient.conf', latin1.toString('utf8'), createHash('sha256').update(latin1).digest('hex')), '', '');
+    expect(view.files).toEqual([
+      { path: '/etc/resolv.conf', type: 'file', content: resolv },
+      { path: '/etc/dhcp/dhclient.conf', type: 'file', unread: true },
+    ]);
+    expect(notes({ ...blank(), dns: view })).toContain('resolver files not judged, left as they are: decom cannot carry their text whole (over 64 KiB, not UTF-8, or holding a NUL): /etc/dhcp/dhclient.conf');
   });
 });
