@@ -129,6 +129,7 @@ positionals(reachOptions(program.command('run')), 'required')
   .option('--node-is-down', "the host is confirmed off: taint its Node out-of-service instead of draining, remove its etcd member and Node; its node side is not touched", false)
   .option('--allow-quorum-loss', "remove an etcd member even when the cluster loses quorum, or its last member", false)
   .option('--allow-last-control-plane', "remove the cluster's last control-plane node", false)
+  .option('--allow-local-data', 'decommission a node that holds the only copy of local PersistentVolumes (local, hostPath, or pinned by hostname): they are named, not refused; their data leaves with the node', false)
   .addHelpText(
     'after',
     footer(
@@ -147,7 +148,7 @@ positionals(reachOptions(program.command('run')), 'required')
   });
 
 positionals(reachOptions(program.command('audit')), 'all when none')
-  .description('fleet hygiene, read-only unless --fix applies the safe remedies: phantom pods, orphaned pod dirs, cgroups, netns, veths and IPAM leases, pods and namespaces stuck Terminating, stale Nodes, etcd members and VolumeAttachments')
+  .description('fleet hygiene, read-only unless --fix applies the safe remedies: phantom pods, orphaned pod dirs, cgroups, netns, veths and IPAM leases, pods and namespaces stuck Terminating, stale Nodes, etcd members, VolumeAttachments and local PersistentVolumes')
   .addOption(new Option('-o, --output <format>', 'what to print').choices(['table', 'json', 'prometheus', 'junit'] as const).default('table' as const))
   .option('--textfile <file>', "also write the Prometheus metrics to this file, atomically (node-exporter's textfile collector reads *.prom)")
   .option('--junit <file>', 'also write a JUnit XML report (a test case per host and kind)')

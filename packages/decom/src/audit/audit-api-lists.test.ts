@@ -3,7 +3,7 @@
 // message; every other kind is still judged; no kind with a refused input says a thing.
 // Unit only: the lists' outcomes are made here (clusterRead is the seam), no API, no node.
 import { describe, expect, it } from 'vitest';
-import { ApiException, type V1APIService, type V1Lease, type V1Namespace, type V1Node, type V1Pod, type V1VolumeAttachment } from '@kubernetes/client-node';
+import { ApiException, type V1APIService, type V1Lease, type V1Namespace, type V1Node, type V1PersistentVolume, type V1Pod, type V1VolumeAttachment } from '@kubernetes/client-node';
 import { emptyState } from '../probes/index.js';
 import type { NodeState } from '../probes/state.js';
 import type { Host } from '../inventory/index.js';
@@ -41,13 +41,20 @@ const pods: V1Pod[] = [
   { metadata: { name: 'stuck', namespace: 'default', uid: 'u-stuck', deletionTimestamp: ago('2026-11-25T11:00:00Z'), finalizers: ['example.com/x'] }, spec: { nodeName: 'node2', containers: [] } },
   { metadata: { name: 'left', namespace: 'retired', uid: 'u-left' }, spec: { nodeName: 'node2', containers: [] } },
 ];
-const ready = (name: string, status: string, since: string): V1Node => ({ metadata: { name }, status: { conditions: [{ type: 'Ready', status, lastTransitionTime: ago(since) }] } });
+const ready = (name: string, status: string, since: string): V1Node => ({ metadata: { name, labels: { 'kubernetes.io/hostname': name } }, status: { conditions: [{ type: 'Ready', status, lastTransitionTime: ago(since) }] } });
 const nodes = [ready('node2', 'True', '2026-11-01T00:00:00Z'), ready('node9', 'Unknown', '2026-11-25T09:00:00Z')];
 const namespaces: V1Namespace[] = [
   { metadata: { name: 'default' }, status: { phase: 'Active' } },
   { metadata: { name: 'retired', deletionTimestamp: ago('2026-11-25T11:00:00Z') }, spec: { finalizers: ['kubernetes'] }, status: { phase: 'Terminating' } },
 ];
 const volumeattachments: V1VolumeAttachment[] = [{ metadata: { name: 'csi-abc' }, spec: { attacher: 'ebs.csi.aws.com', nodeName: 'node-gone', source: { persistentVolumeName: 'pv-1' } }, status: { attached: true } }];
+// A local PV of a Node that is gone (stale-local-pv), and one of a live Node (not a finding).
+const pinned = (name: string, node: string): V1PersistentVolume => ({
+  metadata: { name },
+  spec: { local: { path: `/mnt/disks/${name}` }, claimRef: { namespace: 'default', name: `data-${name}` }, persistentVolumeReclaimPolicy: 'Retain', nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [node] }] }] } } },
+  status: { phase: 'Bound' },
+});
+const persistentvolumes: V1PersistentVolume[] = [pinned('ssd-gone', 'node-gone'), pinned('ssd-live', 'node2')];
 const leases: V1Lease[] = [{ metadata: { name: 'node9', namespace: 'kube-node-lease' }, spec: { renewTime: ago('2026-11-25T09:00:00Z') } }];
 const apiservices: V1APIService[] = [
   { metadata: { name: 'v1beta1.metrics.k8s.io' }, spec: { groupPriorityMinimum: 100, versionPriority: 100 }, status: { conditions: [{ type: 'Available', status: 'False', reason: 'FailedDiscoveryCheck', message: 'failing or missing response' }] } },
@@ -57,7 +64,7 @@ const apiservices: V1APIService[] = [
 type Listed = Exclude<ApiList, 'objects'>;
 const RESOURCE: Record<Listed, [plural: string, group: string]> = {
   pods: ['pods', ''], nodes: ['nodes', ''], namespaces: ['namespaces', ''],
-  volumeattachments: ['volumeattachments', 'storage.k8s.io'], leases: ['leases', 'coordination.k8s.io'], apiservices: ['apiservices', 'apiregistration.k8s.io'],
+  volumeattachments: ['volumeattachments', 'storage.k8s.io'], persistentvolumes: ['persistentvolumes', ''], leases: ['leases', 'coordination.k8s.io'], apiservices: ['apiservices', 'apiregistration.k8s.io'],
 };
 const forbiddenMessage = (l: Listed) => {
   const [plural, group] = RESOURCE[l];
@@ -74,7 +81,7 @@ function read(errors: Partial<Record<ApiList, unknown>> = {}): ClusterRead {
   const settle = <T>(l: ApiList, value: T): PromiseSettledResult<T> => (l in errors ? { status: 'rejected', reason: errors[l] } : { status: 'fulfilled', value });
   const s: SettledLists = {
     pods: settle('pods', pods), nodes: settle('nodes', nodes), namespaces: settle('namespaces', namespaces),
-    volumeattachments: settle('volumeattachments', volumeattachments), leases: settle('leases', leases),
+    volumeattachments: settle('volumeattachments', volumeattachments), persistentvolumes: settle('persistentvolumes', persistentvolumes), leases: settle('leases', leases),
     apiservices: settle('apiservices', apiservices), objects: settle('objects', objects),
   };
   return clusterRead('https://198.18.0.10:6443', s);
@@ -91,6 +98,7 @@ const EVERY = [
   '(cluster) stuck-terminating-namespace retired',
   '(cluster) stale-node node9',
   '(cluster) stale-volume-attachment csi-abc',
+  '(cluster) stale-local-pv ssd-gone',
   '(cluster) stuck-deleting-object configmaps/default/held',
   '(cluster) unavailable-apiservice v1beta1.metrics.k8s.io',
 ];
@@ -98,15 +106,16 @@ const EVERY = [
 /** The kinds each list's refusal leaves unchecked (rules/audit.ts API_INPUTS, read from apiFindings, namespaceFinding and nodeFindings). */
 const DEPENDENTS: Record<Listed, string[]> = {
   pods: ['phantom-pod', 'stuck-terminating-pod', 'stuck-terminating-namespace', 'finished-pods'],
-  nodes: ['stuck-terminating-pod', 'stale-node', 'stale-volume-attachment'],
+  nodes: ['stuck-terminating-pod', 'stale-node', 'stale-volume-attachment', 'stale-local-pv'],
   namespaces: ['stuck-terminating-namespace'],
   volumeattachments: ['stale-volume-attachment'],
+  persistentvolumes: ['stale-local-pv'],
   leases: ['stale-node'],
   apiservices: ['stuck-terminating-namespace', 'unavailable-apiservice'],
 };
 const LIST_NAME: Record<Listed, string> = {
   pods: 'pods', nodes: 'nodes', namespaces: 'namespaces',
-  volumeattachments: 'volumeattachments.storage.k8s.io', leases: 'leases.coordination.k8s.io', apiservices: 'apiservices.apiregistration.k8s.io',
+  volumeattachments: 'volumeattachments.storage.k8s.io', persistentvolumes: 'persistentvolumes', leases: 'leases.coordination.k8s.io', apiservices: 'apiservices.apiregistration.k8s.io',
 };
 
 describe("the audit's API lists, each judged on its own", () => {
@@ -118,6 +127,13 @@ describe("the audit's API lists, each judged on its own", () => {
     expect(r.cluster.find((f) => f.kind === 'stuck-terminating-namespace')!.detail).toBe(
       'Terminating for 1h0m: finalizers left: kubernetes; unavailable APIServices: v1beta1.metrics.k8s.io',
     );
+    // The local PV of the Node that is gone, with its claim, phase and reclaim policy, and how to delete it: no remedy.
+    const stranded = r.cluster.find((f) => f.kind === 'stale-local-pv')!;
+    expect(stranded.detail).toBe('local PersistentVolume (local /mnt/disks/ssd-gone) whose node affinity selects no Node: its data left with its node; claim default/data-ssd-gone, Bound, reclaim policy Retain');
+    expect(stranded.evidence).toEqual([
+      'affinity kubernetes.io/hostname In (node-gone)', 'claim default/data-ssd-gone', 'phase Bound', 'reclaim policy Retain',
+      'if its data is not wanted: kubectl delete pvc --namespace default data-ssd-gone, then kubectl delete pv ssd-gone',
+    ]);
     expect(auditExitCode(r)).toBe(1);
   });
 
@@ -139,7 +155,7 @@ describe("the audit's API lists, each judged on its own", () => {
       const heads = table[0]!.split(/\s+/);
       for (const row of table.slice(1, 3)) {
         const cells = row.split(/\s+/);
-        for (const k of DEPENDENTS[list]) expect(cells[heads.indexOf({ 'phantom-pod': 'phantom', 'stuck-terminating-pod': 'term-pod', 'stuck-terminating-namespace': 'term-ns', 'stale-node': 'node', 'stale-volume-attachment': 'vol-att', 'finished-pods': 'finished', 'unavailable-apiservice': 'apisvc' }[k]!)], `${row} ${k}`).toBe('-');
+        for (const k of DEPENDENTS[list]) expect(cells[heads.indexOf({ 'phantom-pod': 'phantom', 'stuck-terminating-pod': 'term-pod', 'stuck-terminating-namespace': 'term-ns', 'stale-node': 'node', 'stale-volume-attachment': 'vol-att', 'stale-local-pv': 'local-pv', 'finished-pods': 'finished', 'unavailable-apiservice': 'apisvc' }[k]!)], `${row} ${k}`).toBe('-');
       }
       expect(JSON.parse(renderJson(r)).notChecked).toEqual(r.notChecked);
       const prom = renderPrometheus(r);
@@ -176,7 +192,7 @@ describe("the audit's API lists, each judged on its own", () => {
   it('the APIServices are read whether or not a namespace is Terminating: one not Available is a finding of its own', () => {
     const calm = clusterRead('s', {
       pods: { status: 'fulfilled', value: [] }, nodes: { status: 'fulfilled', value: [] }, namespaces: { status: 'fulfilled', value: [namespaces[0]!] },
-      volumeattachments: { status: 'fulfilled', value: [] }, leases: { status: 'fulfilled', value: [] },
+      volumeattachments: { status: 'fulfilled', value: [] }, persistentvolumes: { status: 'fulfilled', value: [] }, leases: { status: 'fulfilled', value: [] },
       apiservices: { status: 'fulfilled', value: apiservices }, objects: { status: 'fulfilled', value: { objects: [], unlisted: {} } },
     });
     const r = report(calm);
@@ -219,12 +235,12 @@ describe("the audit's API lists, each judged on its own", () => {
   it('every list failing is the API unread, as one line (apiError): every API kind not checked, exit 3', () => {
     const refused = (url: string) => new Error(`request to https://198.18.0.10:6443${url}?limit=500 failed, reason: connect ECONNREFUSED 198.18.0.10:6443`);
     const r = report(read({
-      pods: refused('/api/v1/pods'), nodes: refused('/api/v1/nodes'), namespaces: refused('/api/v1/namespaces'), volumeattachments: refused('/apis/storage.k8s.io/v1/volumeattachments'),
+      pods: refused('/api/v1/pods'), nodes: refused('/api/v1/nodes'), namespaces: refused('/api/v1/namespaces'), volumeattachments: refused('/apis/storage.k8s.io/v1/volumeattachments'), persistentvolumes: refused('/api/v1/persistentvolumes'),
       leases: refused('/apis/coordination.k8s.io/v1/leases'), apiservices: refused('/apis/apiregistration.k8s.io/v1/apiservices'), objects: refused('/api'),
     }));
     const apiError = 'the API at https://198.18.0.10:6443 could not be listed: request to https://198.18.0.10:6443/api/v1/pods?limit=500 failed, reason: connect ECONNREFUSED 198.18.0.10:6443';
     expect(r.apiError).toBe(apiError);
-    expect(r.notChecked).toEqual({ kinds: ['phantom-pod', 'stuck-terminating-pod', 'stuck-terminating-namespace', 'stale-node', 'stale-volume-attachment', 'stuck-deleting-object', 'unavailable-apiservice', 'finished-pods'], why: apiError });
+    expect(r.notChecked).toEqual({ kinds: ['phantom-pod', 'stuck-terminating-pod', 'stuck-terminating-namespace', 'stale-node', 'stale-volume-attachment', 'stale-local-pv', 'stuck-deleting-object', 'unavailable-apiservice', 'finished-pods'], why: apiError });
     expect(found(r)).toEqual(['node2 orphan-pod-dir /var/lib/kubelet/pods/' + GONE, 'node2 orphan-netns cni-dead', '(cluster) stale-etcd-member old-cp']);
     expect(auditExitCode(r)).toBe(3);
   });

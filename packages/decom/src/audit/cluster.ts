@@ -1,6 +1,6 @@
 /**
  * The API's side of the audit: ONE set of paginated lists per run, never a request per
- * node: Pods, Nodes, Namespaces, VolumeAttachments, Leases and APIServices in full
+ * node: Pods, Nodes, Namespaces, VolumeAttachments, PersistentVolumes, Leases and APIServices in full
  * (every page, cluster/pages.ts), and every other resource discovery names, custom
  * resources included, metadata-only (cluster/metadata-lists.ts).
  *
@@ -14,7 +14,7 @@
  * probes. This module is that worker's entry too (see the bottom).
  */
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
-import type { V1APIService, V1Lease, V1Namespace, V1Node, V1Pod, V1VolumeAttachment } from '@kubernetes/client-node';
+import type { V1APIService, V1Lease, V1Namespace, V1Node, V1PersistentVolume, V1Pod, V1VolumeAttachment } from '@kubernetes/client-node';
 import { codeOf, errorLine, kubeClients, type ApiSource } from '../cluster/kubeconfig.js';
 import type { Kube } from '../cluster/context.js';
 import { discover, groupResource } from '../cluster/discovery.js';
@@ -24,12 +24,13 @@ import { UserError } from '../util/errors.js';
 import { pool } from '../util/pool.js';
 import type { ApiList, ClusterView, ListedResource } from '../rules/audit.js';
 
-/** The lists an audit reads, the six read in full as RBAC names their resources (deploy/audit-cronjob.yaml's ClusterRoles grant them), then the rest. */
+/** The lists an audit reads, the seven read in full as RBAC names their resources (deploy/audit-cronjob.yaml's ClusterRoles grant them), then the rest. */
 export const API_LISTS = {
   pods: 'pods',
   nodes: 'nodes',
   namespaces: 'namespaces',
   volumeattachments: 'volumeattachments.storage.k8s.io',
+  persistentvolumes: 'persistentvolumes',
   leases: 'leases.coordination.k8s.io',
   apiservices: 'apiservices.apiregistration.k8s.io',
   objects: 'every other resource, through discovery',
@@ -47,6 +48,7 @@ export const NOT_LISTED: Readonly<Record<string, string>> = {
   namespaces: 'read in full, judged by stuck-terminating-namespace',
   nodes: 'read in full',
   'volumeattachments.storage.k8s.io': 'read in full',
+  persistentvolumes: 'read in full, judged by stale-local-pv (a node affinity is not in the metadata)',
   'leases.coordination.k8s.io': 'read in full',
   'apiservices.apiregistration.k8s.io': 'read in full',
 };
@@ -66,6 +68,7 @@ export interface SettledLists {
   nodes: PromiseSettledResult<V1Node[]>;
   namespaces: PromiseSettledResult<V1Namespace[]>;
   volumeattachments: PromiseSettledResult<V1VolumeAttachment[]>;
+  persistentvolumes: PromiseSettledResult<V1PersistentVolume[]>;
   leases: PromiseSettledResult<V1Lease[]>;
   apiservices: PromiseSettledResult<V1APIService[]>;
   objects: PromiseSettledResult<ObjectLists>;
@@ -78,7 +81,7 @@ export interface SettledLists {
  * is named in `refused` with the API's own words, and the others stand.
  */
 export function clusterRead(server: string, s: SettledLists): ClusterRead {
-  const all = [s.pods, s.nodes, s.namespaces, s.volumeattachments, s.leases, s.apiservices, s.objects];
+  const all = [s.pods, s.nodes, s.namespaces, s.volumeattachments, s.persistentvolumes, s.leases, s.apiservices, s.objects];
   const failed = all.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed && all.every((r) => r.status === 'rejected')) return { server, error: errorLine(failed.reason) };
   const refused: Partial<Record<ApiList, string>> = {};
@@ -99,6 +102,7 @@ export function clusterRead(server: string, s: SettledLists): ClusterRead {
     nodes: items('nodes', s.nodes),
     namespaces: items('namespaces', s.namespaces),
     volumeAttachments: items('volumeattachments', s.volumeattachments),
+    persistentVolumes: items('persistentvolumes', s.persistentvolumes),
     leases: items('leases', s.leases),
     apiServices: items('apiservices', apiservices),
     objects: [],
@@ -140,18 +144,19 @@ async function listObjects(c: Kube, size: number): Promise<ObjectLists> {
 async function listCluster(source: ApiSource): Promise<ClusterRead> {
   const c = await kubeClients(source);
   if (!c) return { none: true };
-  // A bad DECOM_LIST_PAGE_SIZE is bad input (exit 2), not seven refused lists.
+  // A bad DECOM_LIST_PAGE_SIZE is bad input (exit 2), not eight refused lists.
   const size = listPageSize();
-  const [pods, nodes, namespaces, volumeattachments, leases, apiservices, objects] = await Promise.allSettled([
+  const [pods, nodes, namespaces, volumeattachments, persistentvolumes, leases, apiservices, objects] = await Promise.allSettled([
     listAll((p) => c.core.listPodForAllNamespaces(p), size),
     listAll((p) => c.core.listNode(p), size),
     listAll((p) => c.core.listNamespace(p), size),
     listAll((p) => c.storage.listVolumeAttachment(p), size),
+    listAll((p) => c.core.listPersistentVolume(p), size),
     listAll((p) => c.coordination.listLeaseForAllNamespaces(p), size),
     listAll((p) => c.registration.listAPIService(p), size),
     listObjects(c, size),
   ]);
-  return clusterRead(c.server, { pods, nodes, namespaces, volumeattachments, leases, apiservices, objects });
+  return clusterRead(c.server, { pods, nodes, namespaces, volumeattachments, persistentvolumes, leases, apiservices, objects });
 }
 
 /** The lists, in a worker thread. A kubeconfig the user got wrong is their input error (exit 2), as in this thread. */

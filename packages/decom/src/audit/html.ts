@@ -21,6 +21,7 @@ export const KIND_COLOURS: Record<AuditKind, string> = {
   'stale-node': '#7f7f7f',
   'stale-etcd-member': '#2ca02c',
   'stale-volume-attachment': '#393b79',
+  'stale-local-pv': '#5254a3',
   'stuck-deleting-object': '#843c39',
   'unavailable-apiservice': '#e7ba52',
   'finished-pods': '#637939',

@@ -17,7 +17,7 @@ const CLUSTER_ROW = '(cluster)';
 
 /**
  * The table's columns after HOST, one per kind in AUDIT_KINDS' order: its short head
- * (fourteen kinds must fit a terminal) and what its cell counts. `--details` prints
+ * (fifteen kinds must fit a terminal) and what its cell counts. `--details` prints
  * them as a legend under the table; docs/audit-outputs.md lists them (a test compares).
  */
 export const TABLE_COLUMNS: readonly { kind: AuditKind; head: string; meaning: string }[] = columns({
@@ -32,6 +32,7 @@ export const TABLE_COLUMNS: readonly { kind: AuditKind; head: string; meaning: s
   'stale-node': ['node', 'Nodes NotReady longer than --stale-after'],
   'stale-etcd-member': ['etcd', 'etcd members whose URLs name no inventory host'],
   'stale-volume-attachment': ['vol-att', 'VolumeAttachments of a deleted Node'],
+  'stale-local-pv': ['local-pv', 'local PersistentVolumes whose node affinity selects no Node'],
   'stuck-deleting-object': ['stuck-obj', 'other objects in deletion longer than --stuck-after'],
   'unavailable-apiservice': ['apisvc', 'APIServices not Available'],
   'finished-pods': ['finished', '1 when Succeeded and Failed pods exceed --finished-pods'],

@@ -43,6 +43,8 @@ export interface DecommissionOptions {
   nodeIsDown: boolean;
   allowQuorumLoss: boolean;
   allowLastControlPlane: boolean;
+  /** Decommission a Node that holds the only copy of local PersistentVolumes' data (cluster/local-data.ts): they are named, not refused. */
+  allowLocalData: boolean;
 }
 
 export interface ClusterContext {
@@ -69,6 +71,13 @@ export interface ClusterContext {
   operatorBackupDir: string;
   /** One line of progress: the progress view and the journal. */
   log(line: string): void;
+  /** Writes an event of the step to the run's journal now (set by the engine): what a rerun must know if this run is killed. */
+  record?(event: Record<string, unknown> & { event: string }): void;
+  /**
+   * The events of that name the journal holds for this host (set by the engine): this run's, then those of
+   * the runs it finishes (a killed run whose lock it took over, and the one that run finished, …).
+   */
+  recorded?(event: string): Record<string, unknown>[];
   /** The Node as the interlocks read it (undefined: not registered, or gone already). */
   node?: V1Node;
 }

@@ -8,10 +8,12 @@
  *     to go, so a budget that allows no disruption at any scale stops the drain, naming
  *     the PDB and the pod, before the Node is even cordoned (one spent now is waited for);
  *   - then cordon, evict in parallel (429 retried every 5 s until the deadline), and
- *     wait until every evicted pod is gone; then, bounded, until the Node's volumes are
- *     detached (its VolumeAttachments and status.volumesAttached).
+ *     wait until every evicted pod is gone; then, bounded, until the volumes the drain
+ *     moved are detached (claimsOf, recorded in the journal; a single-node access mode
+ *     only), as Karpenter waits only for the attachments of the pods it drained. Every
+ *     other attachment on the Node is named, with its state (otherAttachments).
  */
-import type { V1LabelSelector, V1Pod, V1PodDisruptionBudget } from '@kubernetes/client-node';
+import type { V1LabelSelector, V1PersistentVolume, V1PersistentVolumeClaim, V1Pod, V1PodDisruptionBudget, V1VolumeAttachment } from '@kubernetes/client-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Kube } from './context.js';
 import { apiStatus, codeOf, errorLine } from './kubeconfig.js';
@@ -145,8 +147,8 @@ function budgetOf(e: unknown): string {
   return status?.details?.causes?.[0]?.message ?? status?.message ?? String((e as Error)?.message ?? e).split('\n')[0] ?? '';
 }
 
-/** The Node's pods (those --pod-selector selects), every page. */
-const podsOn = (k: Kube, node: string, podSelector?: string): Promise<V1Pod[]> =>
+/** The Node's pods (those --pod-selector selects), every page: the drain's list, and the local volumes' users (cluster/local-data.ts). */
+export const podsOn = (k: Kube, node: string, podSelector?: string): Promise<V1Pod[]> =>
   listAll((p) => k.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node}`, ...(podSelector ? { labelSelector: podSelector } : {}), ...p }));
 
 /**
@@ -385,18 +387,169 @@ export async function drainNode(k: Kube, node: string, o: DrainOptions, log: (li
   return { plan, cordoned, evicted: plan.evict.map(ref) };
 }
 
-/** Waits, until the deadline, for the Node's VolumeAttachments and status.volumesAttached to go; returns what is left. */
-export async function waitDetached(k: Kube, node: string, deadline: number): Promise<string[]> {
-  for (;;) {
-    const attachments = (await listAll((p) => k.storage.listVolumeAttachment(p))).filter((v) => v.spec?.nodeName === node).map((v) => `VolumeAttachment ${v.metadata?.name}`);
-    let attached: string[] = [];
-    try {
-      attached = ((await k.core.readNode({ name: node })).status?.volumesAttached ?? []).map((v) => `attached volume ${v.name}`);
-    } catch (e) {
-      if (codeOf(e) !== 404) throw e;
+/**
+ * A claim of a pod the drain moves, as the journal records it (event `drain-volumes`) so a
+ * rerun of a killed run waits for the same volumes: the claim's access modes, the
+ * PersistentVolume bound to it, and that volume's CSI driver and handle.
+ */
+export interface MovedClaim {
+  /** The pod, namespace/name. */
+  pod: string;
+  /** The claim, namespace/name (a generic ephemeral volume's is POD-VOLUME). */
+  claim: string;
+  accessModes?: string[];
+  pv?: string;
+  driver?: string;
+  handle?: string;
+  /** Why the claim or its volume could not be read. */
+  unread?: string;
+}
+
+/** The access modes that let one node alone use a volume: its attachment is waited for. */
+const SINGLE_NODE = ['ReadWriteOnce', 'ReadWriteOncePod'];
+/** Whether the volumes step waits for this claim's volume: its claim allows ReadWriteOnce or ReadWriteOncePod. */
+export const singleNode = (m: Pick<MovedClaim, 'accessModes'>): boolean => (m.accessModes ?? []).some((x) => SINGLE_NODE.includes(x));
+
+/** The claims a pod mounts, namespace/name: its persistentVolumeClaim volumes, and its generic ephemeral volumes' (named POD-VOLUME). */
+export const claimNames = (p: V1Pod): string[] =>
+  (p.spec?.volumes ?? []).flatMap((v) => (v.persistentVolumeClaim ? [`${p.metadata?.namespace}/${v.persistentVolumeClaim.claimName}`] : v.ephemeral ? [`${p.metadata?.namespace}/${p.metadata?.name}-${v.name}`] : []));
+
+/** A read that answers undefined on 404 (the object is gone). */
+async function unless404<T>(read: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await read();
+  } catch (e) {
+    if (codeOf(e) === 404) return undefined;
+    throw e;
+  }
+}
+
+/** The "namespace/name" of a claim or pod, split. */
+const split = (ref: string) => ({ namespace: ref.slice(0, ref.indexOf('/')), name: ref.slice(ref.indexOf('/') + 1) });
+
+/** The claims of these pods, each with its bound volume read from the API (get on persistentvolumeclaims and persistentvolumes); a read refused is named, not fatal. */
+export async function claimsOf(k: Kube, pods: V1Pod[]): Promise<MovedClaim[]> {
+  const out: MovedClaim[] = [];
+  for (const p of pods) {
+    for (const claim of claimNames(p)) {
+      const m: MovedClaim = { pod: ref(p), claim };
+      try {
+        const pvc = await unless404(() => k.core.readNamespacedPersistentVolumeClaim(split(claim)));
+        if (!pvc) m.unread = 'the claim is gone';
+        else {
+          m.accessModes = pvc.spec?.accessModes ?? [];
+          // The PV's name is the claim's: its VolumeAttachment is found by it even when the PV cannot be read.
+          const name = pvc.spec?.volumeName;
+          if (name) m.pv = name;
+          const pv = name ? await unless404(() => k.core.readPersistentVolume({ name })) : undefined;
+          if (name && !pv) m.unread = `its PersistentVolume ${name} is gone`;
+          if (pv?.spec?.csi) (m.driver = pv.spec.csi.driver), (m.handle = pv.spec.csi.volumeHandle);
+        }
+      } catch (e) {
+        m.unread = errorLine(e);
+      }
+      out.push(m);
     }
-    const left = [...attachments, ...attached];
-    if (!left.length || Date.now() > deadline) return left;
+  }
+  return out;
+}
+
+/** The unique name the attach/detach controller and the kubelet give a CSI volume in status.volumesAttached (kubernetes' csi_plugin.go GetVolumeName, under the plugin's name). */
+export const csiVolumeName = (driver: string, handle: string): string => `kubernetes.io/csi/${driver}^${handle}`;
+
+/** What is attached to a Node now: its VolumeAttachments and its status.volumesAttached names (none when the Node is gone). */
+export async function attachmentsOf(k: Kube, node: string): Promise<{ attachments: V1VolumeAttachment[]; attached: string[] }> {
+  const attachments = (await listAll((p) => k.storage.listVolumeAttachment(p))).filter((v) => v.spec?.nodeName === node);
+  const read = await unless404(() => k.core.readNode({ name: node }));
+  return { attachments, attached: (read?.status?.volumesAttached ?? []).map((v) => v.name) };
+}
+
+/** A moved volume's attachments to the Node: its VolumeAttachment (by spec.source.persistentVolumeName) and its status.volumesAttached entry. */
+export const attachmentsOfVolume = (now: { attachments: V1VolumeAttachment[]; attached: string[] }, m: MovedClaim): string[] => [
+  ...now.attachments.filter((v) => m.pv && v.spec?.source?.persistentVolumeName === m.pv).map((v) => `VolumeAttachment ${v.metadata?.name}`),
+  ...(m.driver && m.handle && now.attached.includes(csiVolumeName(m.driver, m.handle)) ? [`attached volume ${csiVolumeName(m.driver, m.handle)}`] : []),
+];
+
+/**
+ * Waits, until the deadline, for these volumes' attachments to the Node to go, saying
+ * (log) when each is detached; returns those still attached, each with what is left.
+ */
+export async function waitDetached(k: Kube, node: string, volumes: MovedClaim[], deadline: number, log: (line: string) => void = () => {}): Promise<{ volume: MovedClaim; left: string[] }[]> {
+  let waiting = volumes;
+  for (;;) {
+    const now = await attachmentsOf(k, node);
+    const left = waiting.map((volume) => ({ volume, left: attachmentsOfVolume(now, volume) }));
+    for (const l of left) if (!l.left.length) log(`PV ${l.volume.pv} detached from Node ${node}`);
+    waiting = left.filter((l) => l.left.length).map((l) => l.volume);
+    if (!waiting.length || Date.now() > deadline) return left.filter((l) => l.left.length);
     await sleep(1000);
   }
+}
+
+const since = (ts: Date | string | undefined) => (ts instanceof Date ? ts.toISOString() : String(ts));
+
+/**
+ * One line for each attachment on the Node the volumes step does not wait for: its
+ * VolumeAttachment (or the Node's status.volumesAttached entry it lacks), its PV, claim
+ * and driver, the state of each, and why it is not waited for: a DaemonSet's volume,
+ * a PV or claim gone, a volume of a pod already gone, a detach that does not end, a
+ * claim several nodes may use, or --node-is-down. `waited` are the volumes waited for;
+ * `moved` every claim the drain moved.
+ */
+export async function otherAttachments(k: Kube, node: string, o: { waited: MovedClaim[]; moved: MovedClaim[]; nodeIsDown: boolean }): Promise<string[]> {
+  const now = await attachmentsOf(k, node);
+  const waitedNames = new Set(o.waited.flatMap((m) => attachmentsOfVolume(now, m)));
+  const pods = await podsOn(k, node);
+  const pvs = new Map<string, V1PersistentVolume | undefined>();
+  const claims = new Map<string, V1PersistentVolumeClaim | undefined>();
+  // A read the API refuses is said in the line: these are warnings, and never fail the step.
+  const unreadable = new Map<string, string>();
+  const pvOf = async (name: string) => {
+    if (!pvs.has(name)) pvs.set(name, await unless404(() => k.core.readPersistentVolume({ name })).catch((e: unknown) => void unreadable.set(`pv ${name}`, errorLine(e))));
+    return pvs.get(name);
+  };
+  const claimOf = async (c: string) => {
+    if (!claims.has(c)) claims.set(c, await unless404(() => k.core.readNamespacedPersistentVolumeClaim(split(c))).catch((e: unknown) => void unreadable.set(`claim ${c}`, errorLine(e))));
+    return claims.get(c);
+  };
+  const lines: string[] = [];
+  const described = new Set<string>();
+  for (const va of now.attachments.sort((a, b) => String(a.metadata?.name).localeCompare(String(b.metadata?.name)))) {
+    if (waitedNames.has(`VolumeAttachment ${va.metadata?.name}`)) continue;
+    const pvName = va.spec?.source?.persistentVolumeName;
+    const driver = va.spec?.attacher ?? '?';
+    const state = va.metadata?.deletionTimestamp
+      ? `detaching since ${since(va.metadata.deletionTimestamp)}${va.metadata.finalizers?.length ? ` (held by its finalizer ${va.metadata.finalizers.join(', ')})` : ''}`
+      : va.status?.attached ? 'attached' : 'not attached yet';
+    if (!pvName) {
+      const inline = va.spec?.source?.inlineVolumeSpec?.csi?.volumeHandle;
+      lines.push(`VolumeAttachment ${va.metadata?.name}: an inline volume${inline ? ` (handle ${inline})` : ''}, no PV or claim, driver ${driver}, ${state}; ${o.nodeIsDown ? '--node-is-down: ' : ''}not waited for, it goes with the Node`);
+      continue;
+    }
+    const pv = await pvOf(pvName);
+    if (pv?.spec?.csi) described.add(csiVolumeName(pv.spec.csi.driver, pv.spec.csi.volumeHandle));
+    const claimRef = pv?.spec?.claimRef?.name ? `${pv.spec.claimRef.namespace ?? ''}/${pv.spec.claimRef.name}` : undefined;
+    const claim = claimRef ? await claimOf(claimRef) : undefined;
+    const pvUnread = unreadable.get(`pv ${pvName}`);
+    const claimUnread = claimRef ? unreadable.get(`claim ${claimRef}`) : undefined;
+    const pvSaid = pv ? `PV ${pvName} (${pv.status?.phase ?? '?'})` : pvUnread ? `PV ${pvName} (unread: ${pvUnread})` : `PV ${pvName} (gone)`;
+    const claimSaid = !pv ? 'claim unknown' : !claimRef ? 'no claim' : claim ? `claim ${claimRef} (${claim.status?.phase ?? '?'}, ${(claim.spec?.accessModes ?? []).join(', ') || 'no access mode'})` : claimUnread ? `claim ${claimRef} (unread: ${claimUnread})` : `claim ${claimRef} (gone)`;
+    const users = claimRef ? pods.filter((p) => claimNames(p).includes(claimRef)) : [];
+    const moved = o.moved.find((m) => m.pv === pvName);
+    const why = o.nodeIsDown
+      ? '--node-is-down'
+      : !pv ? (pvUnread ? 'its PV could not be read' : 'its PV is gone')
+      : claimRef && !claim ? (claimUnread ? 'its claim could not be read' : 'its claim is gone')
+      : moved?.unread ? `the drain moved pod ${moved.pod}, but its claim could not be read (${moved.unread})`
+      : moved && !singleNode(moved) ? `the drain moved pod ${moved.pod}, and its claim allows ${(moved.accessModes ?? []).join(', ') || 'no access mode'}, not ReadWriteOnce or ReadWriteOncePod`
+      : users.some((p) => controllerOf(p)?.kind === 'DaemonSet') ? `DaemonSet pod ${users.filter((p) => controllerOf(p)?.kind === 'DaemonSet').map(ref).join(', ')} uses it (DaemonSets are not drained)`
+      : users.length ? `pod ${users.map(ref).join(', ')} uses it, which this drain did not move`
+      : 'no pod on the Node uses it: its pod was gone before this drain';
+    lines.push(`VolumeAttachment ${va.metadata?.name}: ${pvSaid}, ${claimSaid}, driver ${driver}, ${state}; ${why}: not waited for, it goes with the Node`);
+  }
+  for (const name of [...now.attached].sort()) {
+    if (waitedNames.has(`attached volume ${name}`) || described.has(name)) continue;
+    lines.push(`attached volume ${name} in Node ${node}'s status.volumesAttached, with no VolumeAttachment: not waited for, it goes with the Node`);
+  }
+  return lines;
 }

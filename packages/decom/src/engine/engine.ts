@@ -10,7 +10,7 @@ import { ALL_VIEWS, NARROWER, PURGE_VIEWS, type NodeState, type View } from '../
 import { findings, notes, type Finding } from '../rules/residue.js';
 import { wrongHost } from '../rules/machine.js';
 import { HOLD_WORK, openNodeLock, releaseScript, type LockHolder } from './lock.js';
-import type { Journal } from './journal.js';
+import { hostEvents, type Journal } from './journal.js';
 import { roundTrip } from './round-trip.js';
 import type { ActionResult, NodeIo, Step, StepContext, StepResult } from './step.js';
 import type { ClusterContext } from '../cluster/context.js';
@@ -325,6 +325,10 @@ async function runHost(host: Host, o: RunOptions): Promise<HostResult> {
     journal({ event: 'log', step: current, line });
     if (current) o.emit({ type: 'step-log', host: host.name, step: current, line });
   }) : undefined;
+  if (cluster) {
+    cluster.record = (e) => journal({ step: current, ...e });
+    cluster.recorded = (event) => hostEvents(o.journal.dir, o.runId, host.name, event);
+  }
   if (cluster?.options.nodeIsDown) return runDownHost(host, o, planned, cluster, result, journal, (s) => (current = s));
   let t: Transport | undefined;
   try {

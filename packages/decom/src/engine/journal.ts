@@ -35,7 +35,7 @@ export function operatorName(): string {
 export class Journal {
   readonly file: string;
   constructor(
-    dir: string,
+    readonly dir: string,
     readonly runId: string,
   ) {
     this.file = join(dir, 'runs', `${runId}.jsonl`);
@@ -65,6 +65,25 @@ export function readJournal(file: string): JournalEvent[] {
       return [];
     }
   });
+}
+
+/**
+ * A host's events of that name in a run's journal (`dir` the state dir), then in the runs
+ * it finished (its `resume` events for the host), and so on back: what a killed run
+ * recorded is read by the run that finishes its work. A journal gone is skipped.
+ */
+export function hostEvents(dir: string, runId: string, host: string, event: string): JournalEvent[] {
+  const out: JournalEvent[] = [];
+  const seen = new Set<string>();
+  for (let run: string | undefined = runId; run && !seen.has(run); ) {
+    seen.add(run);
+    const file = join(dir, 'runs', `${run}.jsonl`);
+    const events = existsSync(file) ? readJournal(file).filter((e) => e.host === host) : [];
+    out.push(...events.filter((e) => e.event === event));
+    const resumed = events.find((e) => e.event === 'resume')?.finishes;
+    run = typeof resumed === 'string' ? resumed : undefined;
+  }
+  return out;
 }
 
 /** The journals in a state dir, newest first. */

@@ -132,7 +132,7 @@ describe("the API's own leftovers", () => {
     hostOfNode: new Map([['node2', 'node2']]), unreachable: new Set(), inventoryAddresses: new Set(['node2', '198.18.0.12']),
     states: new Map(), now, stuckAfterSec: 300, staleAfterSec: 3600, ...over,
   });
-  const view = (over: Partial<ClusterView>): ClusterView => ({ server: 's', pods: [], nodes: [], namespaces: [], volumeAttachments: [], leases: [], apiServices: [], objects: [], ...over });
+  const view = (over: Partial<ClusterView>): ClusterView => ({ server: 's', pods: [], nodes: [], namespaces: [], volumeAttachments: [], persistentVolumes: [], leases: [], apiServices: [], objects: [], ...over });
   const ready = (name: string, status: string, since: string): V1Node => ({ metadata: { name }, status: { conditions: [{ type: 'Ready', status, lastTransitionTime: new Date(since) }] } });
 
   it('judges a Terminating pod by its deletionTimestamp, not by its phase: a failed pod never deleted is not stuck', () => {
@@ -162,7 +162,7 @@ describe("the API's own leftovers", () => {
 describe('deletions that do not finish', () => {
   const now = Date.parse('2026-11-25T12:00:00Z');
   const o = { now, stuckAfterSec: 300, finishedPods: 100, hostOfNode: new Map([['node2', 'host-2']]) };
-  const view = (over: Partial<ClusterView>): ClusterView => ({ server: 's', pods: [], nodes: [], namespaces: [], volumeAttachments: [], leases: [], apiServices: [], objects: [], ...over });
+  const view = (over: Partial<ClusterView>): ClusterView => ({ server: 's', pods: [], nodes: [], namespaces: [], volumeAttachments: [], persistentVolumes: [], leases: [], apiServices: [], objects: [], ...over });
   const listed = (resource: string, kind: string, deleting: ListedResource['deleting'], count = deleting.length): ListedResource => ({ resource, kind, namespaced: true, count, deleting });
 
   it('an object of any resource deleted longer ago than --stuck-after: its resource, finalizers, age and what removes each; a recent one is not', () => {
@@ -212,7 +212,7 @@ describe('deletions that do not finish', () => {
     expect(f.map((x) => `${x.subject} ${x.host}`)).toEqual(['nodes/node2 host-2']);
   });
 
-  it('every list read in full is judged: a stuck attachment to a live Node, a Lease, an APIService; with the Nodes refused, every attachment', () => {
+  it('every list read in full is judged: a stuck attachment to a live Node, a PersistentVolume, a Lease, an APIService; with the Nodes refused, every attachment', () => {
     const gone = new Date('2026-11-25T10:00:00Z');
     const held = (name: string, finalizer: string) => ({ name, deletionTimestamp: gone, finalizers: [finalizer] });
     const v = view({
@@ -221,11 +221,12 @@ describe('deletions that do not finish', () => {
         { metadata: held('csi-live', 'external-attacher/ebs-csi-aws-com'), spec: { attacher: 'ebs.csi.aws.com', nodeName: 'node2', source: {} } },
         { metadata: held('csi-gone', 'external-attacher/ebs-csi-aws-com'), spec: { attacher: 'ebs.csi.aws.com', nodeName: 'node-gone', source: {} } },
       ],
+      persistentVolumes: [{ metadata: held('pv-held', 'example.com/pv-guard') }],
       leases: [{ metadata: { ...held('node2', 'example.com/lease'), namespace: 'kube-node-lease' } }],
       apiServices: [{ metadata: held('v1.example.io', 'example.com/svc'), status: { conditions: [{ type: 'Available', status: 'True' }] } }],
     });
     expect(stuckObjects(v, o).map((x) => x.subject)).toEqual([
-      'volumeattachments.storage.k8s.io/csi-live', 'leases.coordination.k8s.io/kube-node-lease/node2', 'apiservices.apiregistration.k8s.io/v1.example.io',
+      'volumeattachments.storage.k8s.io/csi-live', 'persistentvolumes/pv-held', 'leases.coordination.k8s.io/kube-node-lease/node2', 'apiservices.apiregistration.k8s.io/v1.example.io',
     ]);
     // The Nodes refused: no Node is known deleted, so no attachment is stale-volume-attachment's to judge.
     const refused = stuckObjects({ ...v, nodes: [], refused: { nodes: 'list nodes: forbidden' } }, o).map((x) => x.subject);

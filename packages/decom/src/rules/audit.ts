@@ -1,20 +1,22 @@
 /**
  * What the fleet audit calls residue on a live cluster: a node's pod traces matched
  * with the pods the API knows, and the API's own leftovers (pods and namespaces stuck
- * Terminating, Nodes, etcd members and VolumeAttachments of machines that are gone;
- * rules/deletions.ts judges the deletions that do not finish elsewhere in the API).
+ * Terminating, Nodes, etcd members, VolumeAttachments and local PersistentVolumes of
+ * machines that are gone; rules/deletions.ts judges the deletions that do not finish
+ * elsewhere in the API).
  * Pure: node states and the API's lists in, findings out. The same rules are the
  * audit's report, the re-check `--fix` runs before it acts and its proof after.
  */
-import type { V1APIService, V1Lease, V1Namespace, V1Node, V1Pod, V1VolumeAttachment } from '@kubernetes/client-node';
+import type { V1APIService, V1Lease, V1Namespace, V1Node, V1PersistentVolume, V1Pod, V1VolumeAttachment } from '@kubernetes/client-node';
 import type { Container, NodeState, RuntimeStatus } from '../probes/state.js';
 import { podUidOfProcessCgroup } from '../probes/parse.js';
 import { hostOf } from '../inventory/identity.js';
 import { clusterEtcd } from './residue.js';
 import { ageSec, span } from './span.js';
+import { strandedVolumes } from './local-volumes.js';
 
 /** The lists an audit reads of the API (audit/cluster.ts reads them, naming each as RBAC does). */
-export type ApiList = 'pods' | 'nodes' | 'namespaces' | 'volumeattachments' | 'leases' | 'apiservices' | 'objects';
+export type ApiList = 'pods' | 'nodes' | 'namespaces' | 'volumeattachments' | 'persistentvolumes' | 'leases' | 'apiservices' | 'objects';
 
 /** What the audit keeps of an object it lists metadata-only (PartialObjectMetadata), as the API wrote it. */
 export interface ObjectMeta {
@@ -43,6 +45,8 @@ export interface ClusterView {
   nodes: V1Node[];
   namespaces: V1Namespace[];
   volumeAttachments: V1VolumeAttachment[];
+  /** Read in full: a PV's node affinity is in its spec, not its metadata. */
+  persistentVolumes: V1PersistentVolume[];
   leases: V1Lease[];
   apiServices: V1APIService[];
   /** Every other resource discovery names that can be listed and deleted, metadata only (audit/cluster.ts says which are left out and why). */
@@ -74,6 +78,7 @@ export const AUDIT_KINDS = [
   'stale-node',
   'stale-etcd-member',
   'stale-volume-attachment',
+  'stale-local-pv',
   'stuck-deleting-object',
   'unavailable-apiservice',
   'finished-pods',
@@ -94,6 +99,7 @@ export const API_INPUTS = {
   'stuck-terminating-namespace': ['namespaces', 'pods', 'apiservices'],
   'stale-node': ['nodes', 'leases'],
   'stale-volume-attachment': ['volumeattachments', 'nodes'],
+  'stale-local-pv': ['persistentvolumes', 'nodes'],
   'stuck-deleting-object': ['objects'],
   'unavailable-apiservice': ['apiservices'],
   'finished-pods': ['pods'],
@@ -340,8 +346,9 @@ export interface Placed extends AuditFinding {
 const readyOf = (n: V1Node | undefined) => n?.status?.conditions?.find((c) => c.type === 'Ready');
 
 /**
- * The API's leftovers: Terminating pods and namespaces past their time, stale Nodes and
- * VolumeAttachments. A kind whose lists the API refused (refusedKinds) is not judged at all.
+ * The API's leftovers: Terminating pods and namespaces past their time, stale Nodes,
+ * VolumeAttachments and local PersistentVolumes. A kind whose lists the API refused
+ * (refusedKinds) is not judged at all.
  */
 export function apiFindings(v: ClusterView, f: Fleet): Placed[] {
   const out: Placed[] = [];
@@ -414,6 +421,20 @@ export function apiFindings(v: ClusterView, f: Fleet): Placed[] {
       detail: `attaches ${pv} to Node ${node}, which is deleted${va.status?.attached ? ' (still marked attached)' : ''}`,
       evidence: [`attacher ${va.spec?.attacher}`, `node ${node}`, `pv ${pv}`, ...(va.metadata?.finalizers ?? []).map((x) => `finalizer ${x}`)],
       target: { name: va.metadata?.name as string, node },
+    });
+  }
+
+  // Local PVs whose node is gone: no remedy, their data left with the node; deleting them is the user's call.
+  for (const pv of judged('stale-local-pv') ? strandedVolumes(v.persistentVolumes, v.nodes) : []) {
+    const [namespace, claim] = pv.claim ? (pv.claim.split('/') as [string, string]) : [];
+    const retainFirst = pv.reclaimPolicy === 'Delete' ? `kubectl patch pv ${pv.name} -p '{"spec":{"persistentVolumeReclaimPolicy":"Retain"}}' (a provisioner cannot clean a node that is gone), then ` : '';
+    const remove = `${retainFirst}${claim ? `kubectl delete pvc --namespace ${namespace} ${claim}, then ` : ''}kubectl delete pv ${pv.name}`;
+    out.push({
+      kind: 'stale-local-pv',
+      subject: pv.name,
+      detail: `local PersistentVolume (${pv.source}) whose node affinity selects no Node: its data left with its node; ${pv.claim ? `claim ${pv.claim}` : 'no claim'}, ${pv.phase}, reclaim policy ${pv.reclaimPolicy}`,
+      evidence: [`affinity ${pv.affinity}`, ...(pv.claim ? [`claim ${pv.claim}`] : []), `phase ${pv.phase}`, `reclaim policy ${pv.reclaimPolicy}`, `if its data is not wanted: ${remove}`],
+      target: { name: pv.name, ...(pv.claim ? { claim: pv.claim } : {}) },
     });
   }
   return out;

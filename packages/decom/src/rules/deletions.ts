@@ -30,7 +30,7 @@ export interface DeletionOptions {
 
 const time = (t: Date | string | undefined) => (t === undefined ? undefined : new Date(t).toISOString());
 
-/** The lists read in full (Nodes, VolumeAttachments, Leases, APIServices) as metadata, beside the metadata-only ones. */
+/** The lists read in full (Nodes, VolumeAttachments, PersistentVolumes, Leases, APIServices) as metadata, beside the metadata-only ones. */
 function fullLists(v: ClusterView): ListedResource[] {
   const of = (resource: string, kind: string, items: { metadata?: { name?: string; uid?: string; deletionTimestamp?: Date; finalizers?: string[]; namespace?: string } }[], namespaced = false): ListedResource => ({
     resource,
@@ -50,6 +50,7 @@ function fullLists(v: ClusterView): ListedResource[] {
   return [
     of('nodes', 'Node', v.nodes),
     of('volumeattachments.storage.k8s.io', 'VolumeAttachment', attachments),
+    of('persistentvolumes', 'PersistentVolume', v.persistentVolumes),
     of('leases.coordination.k8s.io', 'Lease', v.leases, true),
     of('apiservices.apiregistration.k8s.io', 'APIService', v.apiServices),
   ];

@@ -52,6 +52,7 @@ export interface RunFlags extends ReachFlags {
   nodeIsDown: boolean;
   allowQuorumLoss: boolean;
   allowLastControlPlane: boolean;
+  allowLocalData: boolean;
 }
 
 /** Targets that name several hosts at once (a group, `all`) need --allow-many: a reset is not a fleet operation by accident. */
@@ -95,7 +96,7 @@ export async function runCommand(inventoryFile: string, targets: string[], flags
   const clusterSide = selected.some((s) => s.kind === 'builtin' && STEPS[s.name]?.cluster);
   if (flags.keepInstalled && flags.purge) throw inputError('--keep-installed and --purge contradict each other');
   if (!clusterSide) {
-    const only = ['--force', '--delete-emptydir-data', '--disable-eviction', '--grace-period', '--pod-selector', '--allow-pending', '--node-is-down', '--allow-quorum-loss', '--allow-last-control-plane', '--keep-installed'];
+    const only = ['--force', '--delete-emptydir-data', '--disable-eviction', '--grace-period', '--pod-selector', '--allow-pending', '--node-is-down', '--allow-quorum-loss', '--allow-last-control-plane', '--allow-local-data', '--keep-installed'];
     const given = only.filter((f) => flags[f.slice(2).replace(/-(\w)/g, (_, c: string) => c.toUpperCase()) as keyof RunFlags]);
     if (given.length) throw inputError(`${given.join(', ')}: only for playbooks with cluster steps (the decommission); ${playbook.file} has none`);
   }
@@ -178,7 +179,7 @@ export async function runCommand(inventoryFile: string, targets: string[], flags
     drainTimeoutSec, force: flags.force, deleteEmptyDirData: flags.deleteEmptydirData, disableEviction: flags.disableEviction,
     ...(gracePeriodSec !== undefined ? { gracePeriodSec } : {}), ...(flags.podSelector ? { podSelector: flags.podSelector.trim() } : {}),
     skipWaitForDeleteTimeoutSec, allowPending: flags.allowPending,
-    nodeIsDown: flags.nodeIsDown, allowQuorumLoss: flags.allowQuorumLoss, allowLastControlPlane: flags.allowLastControlPlane,
+    nodeIsDown: flags.nodeIsDown, allowQuorumLoss: flags.allowQuorumLoss, allowLastControlPlane: flags.allowLastControlPlane, allowLocalData: flags.allowLocalData,
   };
   const cluster = (h: Host, log: (line: string) => void): ClusterContext => ({
     kube: kube!, host: h, nodeName: nodeNameOf(h), nodeNamed: nodeNamed(h),

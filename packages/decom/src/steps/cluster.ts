@@ -9,11 +9,12 @@
 import { z } from 'zod';
 import type { ClusterOutcome, ClusterWork, Step } from '../engine/step.js';
 import type { ClusterContext } from '../cluster/context.js';
-import { checkDrain, drainNode, DrainError, graceOf, waitDetached, type DrainCheck } from '../cluster/drain.js';
+import { attachmentsOf, attachmentsOfVolume, checkDrain, claimsOf, drainNode, DrainError, graceOf, otherAttachments, singleNode, waitDetached, type DrainCheck, type MovedClaim } from '../cluster/drain.js';
 import { askPeers, memberOf, membersOf, quorumVerdict, removeMember, saveSnapshot } from '../cluster/etcd.js';
 import type { NodeState } from '../probes/index.js';
 import { codeOf, errorLine } from '../cluster/kubeconfig.js';
 import { cannotTake, homeless, isControlPlane, listNodes, readNode, removeNode } from '../cluster/node.js';
+import { localDataVerdict, type LocalDataVerdict } from '../cluster/local-data.js';
 import { otherMachine, otherNodeName } from '../rules/machine.js';
 import type { V1Node } from '@kubernetes/client-node';
 
@@ -59,9 +60,21 @@ const nodeRefusal = (c: ClusterContext, s: NodeState | undefined): Promise<strin
   return why;
 };
 
+/** The local-data interlock (cluster/local-data.ts), asked once per host after the Node interlock: whichever cluster steps run, the Node's local volumes are judged. */
+const localAsked = new WeakMap<ClusterContext, Promise<LocalDataVerdict>>();
+const localData = (c: ClusterContext): Promise<LocalDataVerdict> => {
+  let verdict = localAsked.get(c);
+  if (!verdict) localAsked.set(c, (verdict = localDataVerdict(c)));
+  return verdict;
+};
+/** The hosts whose local volumes were named already (by their first cluster step to run). */
+const localNamed = new WeakSet<ClusterContext>();
+
 /**
  * Shared by every cluster step: nothing but the API and its own work. Its refusal is
- * the Node interlock's first, then the step's own (which may read `c.node`).
+ * the Node interlock's first, then the local-data interlock's, then the step's own
+ * (which may read `c.node`). The first of them to run names the local volumes
+ * --allow-local-data let go, in its warnings and the journal.
  */
 const clusterStep = (s: Pick<Step, 'name' | 'description'> & { cluster: ClusterWork }): Step => ({
   ...s,
@@ -72,7 +85,15 @@ const clusterStep = (s: Pick<Step, 'name' | 'description'> & { cluster: ClusterW
   after: (x) => x,
   cluster: {
     ...s.cluster,
-    refuse: async (c, state) => (await nodeRefusal(c, state)) ?? (await s.cluster.refuse?.(c, state)),
+    refuse: async (c, state) => (await nodeRefusal(c, state)) ?? (await localData(c)).refusal ?? (await s.cluster.refuse?.(c, state)),
+    run: async (c, state) => {
+      if (localNamed.has(c)) return s.cluster.run(c, state);
+      localNamed.add(c);
+      const named = (await localData(c)).warnings;
+      for (const w of named) c.log(w);
+      const out = await s.cluster.run(c, state);
+      return named.length ? { ...out, warnings: [...named, ...(out.warnings ?? [])] } : out;
+    },
   },
 });
 
@@ -176,10 +197,24 @@ export const drain = clusterStep({
         ...(ds.length ? [`ignoring DaemonSet-managed Pods: ${ds.join(', ')}`] : []),
         ...(pending.length ? [`--allow-pending: these pods will be Pending, no other Node can take them: ${pending.join(', ')}`] : []),
       ];
-      if (c.check) return ok([...(node.spec?.unschedulable ? [] : [cordon]), ...chk.plan.evict.map(podAction)], warnings);
+      // The claims of the pods it moves, journaled before any goes: the volumes step (of this run, or of a rerun if this one is killed) waits for them.
+      const recorded = new Set<string>();
+      const recordClaims = async (pods: typeof chk.plan.evict) => {
+        const fresh = pods.filter((p) => !recorded.has(`${p.metadata?.namespace}/${p.metadata?.name}`));
+        for (const p of fresh) recorded.add(`${p.metadata?.namespace}/${p.metadata?.name}`);
+        const claims = await claimsOf(c.kube, fresh);
+        if (claims.length) c.record?.({ event: 'drain-volumes', node: c.nodeName, claims });
+        return claims;
+      };
+      const claims = await recordClaims(chk.plan.evict);
+      if (c.check) {
+        const named = claims.map((m) => (m.pv ? volumeSaid(m) : `claim ${m.claim} of pod ${m.pod}${m.unread ? ` (${m.unread})` : ''}`));
+        return ok([...(node.spec?.unschedulable ? [] : [cordon]), ...chk.plan.evict.map(podAction)], [...warnings, ...(named.length ? [`the claims of the pods it moves (the volumes step waits for their ReadWriteOnce and ReadWriteOncePod volumes): ${named.join('; ')}`] : [])]);
+      }
       for (const b of chk.spent) c.log(`${b.pod}: ${b.message}: retrying until the drain timeout`);
       try {
         const done = await drainNode(c.kube, c.nodeName, { ...drainFlags(c), deadline: Date.now() + c.options.drainTimeoutSec * 1000 }, c.log);
+        await recordClaims(done.plan.evict);
         return ok([...(done.cordoned ? [cordon] : []), ...done.plan.evict.map(podAction)], warnings);
       } catch (e) {
         if (e instanceof DrainError && !e.cordoned) return { actions: [], failed: `${e.message}; nothing was changed` };
@@ -190,22 +225,42 @@ export const drain = clusterStep({
   },
 });
 
+/** The claims the drain moved off this Node, as the journal holds them: this run's, and those of the killed runs it finishes. */
+function movedClaims(c: ClusterContext): MovedClaim[] {
+  const out = new Map<string, MovedClaim>();
+  for (const e of c.recorded?.('drain-volumes') ?? []) {
+    if (e.node !== c.nodeName) continue;
+    for (const m of (e.claims ?? []) as MovedClaim[]) if (!out.has(`${m.pod} ${m.claim}`)) out.set(`${m.pod} ${m.claim}`, m);
+  }
+  return [...out.values()];
+}
+
+/** A moved volume, for the plan and the journal: "PV pv-a (claim default/data of pod default/web-1, ReadWriteOnce, driver csi.example.com)". */
+const volumeSaid = (m: MovedClaim) => `PV ${m.pv} (${[`claim ${m.claim} of pod ${m.pod}`, ...(m.accessModes ?? []), ...(m.driver ? [`driver ${m.driver}`] : [])].join(', ')})`;
+
 export const volumes = clusterStep({
   name: 'volumes',
-  description: "wait, bounded by --drain-timeout, until the Node's VolumeAttachments and status.volumesAttached are gone: its volumes are detached before the node is torn down",
+  description: "wait, bounded by --drain-timeout, until the volumes of the pods the drain moved (read back from the journal on a rerun) are detached from the Node, those whose claim allows ReadWriteOnce or ReadWriteOncePod; every other attachment is named with its state, and goes with the Node",
   cluster: {
     async run(c) {
       // A Node gone already: what is left of its attachments is the delete-node step's (stale).
       if (!c.options.nodeIsDown && !(await readNode(c))) return ok();
-      const attached = await waitDetached(c.kube, c.nodeName, 0);
-      if (!attached.length) return ok();
-      const wait = (v: string) => ({ what: `wait for ${v} to go`, script: `GET /apis/storage.k8s.io/v1/volumeattachments, GET /api/v1/nodes/${c.nodeName}` });
-      if (c.check) return ok(attached.map(wait));
+      const moved = movedClaims(c);
+      const now = await attachmentsOf(c.kube, c.nodeName);
+      // With --node-is-down nothing is waited for: the out-of-service taint lets the attach/detach controller detach them.
+      const waited = c.options.nodeIsDown ? [] : moved.filter((m, i) => m.pv && singleNode(m) && attachmentsOfVolume(now, m).length && moved.findIndex((x) => x.pv === m.pv) === i);
+      const warnings = [
+        ...moved.filter((m) => m.unread && !waited.includes(m)).map((m) => `claim ${m.claim} of pod ${m.pod}, which the drain moved: ${m.unread}; its volume is not waited for`),
+        ...(await otherAttachments(c.kube, c.nodeName, { waited, moved, nodeIsDown: c.options.nodeIsDown })),
+      ];
+      const wait = (m: MovedClaim) => ({ what: `wait for ${volumeSaid(m)} to detach from Node ${c.nodeName}`, script: `GET /apis/storage.k8s.io/v1/volumeattachments, GET /api/v1/nodes/${c.nodeName}` });
+      if (!waited.length) return ok([], warnings);
+      if (c.check) return ok(waited.map(wait), warnings);
       const started = Date.now();
-      c.log(`waiting for ${attached.join(', ')} to go`);
-      const left = await waitDetached(c.kube, c.nodeName, started + c.options.drainTimeoutSec * 1000);
-      if (left.length) return { actions: attached.map(wait), failed: `still attached to Node ${c.nodeName} after ${c.options.drainTimeoutSec} s: ${left.join(', ')}` };
-      return ok(attached.map((v) => ({ ...wait(v), what: `waited ${((Date.now() - started) / 1000).toFixed(1)} s for ${v} to go` })));
+      c.log(`waiting for ${waited.map(volumeSaid).join(', ')} to detach from Node ${c.nodeName}`);
+      const left = await waitDetached(c.kube, c.nodeName, waited, started + c.options.drainTimeoutSec * 1000, c.log);
+      if (left.length) return { actions: waited.map(wait), failed: `still attached to Node ${c.nodeName} after ${c.options.drainTimeoutSec} s: ${left.map((l) => `PV ${l.volume.pv} (${l.left.join(', ')})`).join('; ')}`, warnings };
+      return ok(waited.map((m) => ({ ...wait(m), what: `waited ${((Date.now() - started) / 1000).toFixed(1)} s for ${volumeSaid(m)} to detach from Node ${c.nodeName}` })), warnings);
     },
   },
 });

@@ -1,6 +1,6 @@
 // The reset's steps (src/steps) planned from a node state alone, their scripts run under dash
-// with every command stubbed; the etcd interlock, the Node interlock every cluster step asks,
-// and the backup of the firewall dumps the probe read.
+// with every command stubbed; the etcd interlock, the Node interlock every cluster step asks
+// (and the local-data interlock after it), and the backup of the firewall dumps the probe read.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,7 +13,7 @@ import { STEPS } from './index.js';
 import { etcdInterlock } from './services.js';
 import { parseIptablesSave } from '../probes/parse.js';
 import { clusterEtcd, findings, notes } from '../rules/residue.js';
-import type { V1Node } from '@kubernetes/client-node';
+import type { V1Node, V1PersistentVolume } from '@kubernetes/client-node';
 import type { ClusterContext } from '../cluster/context.js';
 import { tempDir } from '../../test/helpers/temp.js';
 
@@ -182,16 +182,18 @@ describe("the Node interlock: every cluster step's refusal, asked once per host"
   const CLUSTER_STEPS = ['drain', 'volumes', 'etcd-member', 'delete-node'];
   const node = (machineID: string, labels: Record<string, string> = {}): V1Node => ({ metadata: { name: 'node1', labels }, status: { nodeInfo: { machineID } as never } });
   /** A host's cluster side whose API has this Node (undefined: none), counting the reads of it. */
-  const cluster = (n: V1Node | undefined, over: Partial<ClusterContext> = {}) => {
+  const cluster = (n: V1Node | undefined, over: Partial<ClusterContext> = {}, pvs: V1PersistentVolume[] = []) => {
     const reads: string[] = [];
     const c = {
       host: { name: 'node1', address: '10.0.0.1', vars: {}, groups: ['all'] }, nodeName: 'node1', nodeNamed: false, leaving: new Set(['node1']), etcdPeers: [], etcdLeaving: [],
-      options: { allowLastControlPlane: false, nodeIsDown: false, allowQuorumLoss: false },
+      options: { allowLastControlPlane: false, nodeIsDown: false, allowQuorumLoss: false, allowLocalData: false },
       kube: {
         server: 'https://api',
         core: {
           readNode: async ({ name }: { name: string }) => (reads.push(name), n ?? Promise.reject({ code: 404 })),
           listNode: async () => ({ items: n ? [n] : [], metadata: {} }),
+          listPersistentVolume: async () => (reads.push('persistentvolumes'), { items: pvs, metadata: {} }),
+          listPodForAllNamespaces: async () => ({ items: [], metadata: {} }),
         },
       },
       ...over,
@@ -212,8 +214,27 @@ describe("the Node interlock: every cluster step's refusal, asked once per host"
     const { c, reads } = cluster(node('m'));
     expect(await refuse('volumes', c, state())).toBeUndefined();
     expect(await refuse('delete-node', c, state())).toBeUndefined();
-    expect(reads).toEqual(['node1']);
+    expect(reads).toEqual(['node1', 'persistentvolumes']);
     expect(c.node?.metadata?.name).toBe('node1');
+  });
+
+  it('the local-data interlock: after the Node interlock, once per host, whichever cluster step asks first', async () => {
+    const local: V1PersistentVolume = {
+      metadata: { name: 'ssd' },
+      spec: { local: { path: '/mnt/ssd' }, nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['node1'] }] }] } } },
+      status: { phase: 'Available' },
+    };
+    const pinned = node('m', { 'kubernetes.io/hostname': 'node1' });
+    for (const step of CLUSTER_STEPS) {
+      expect(await refuse(step, cluster(pinned, {}, [local]).c, state()), step).toMatch(/^Node node1 holds the only copy of local data: PersistentVolume ssd \(local \/mnt\/ssd; no claim, Available; no pod on the node uses it\); /);
+    }
+    // Another machine: the Node interlock's refusal comes first, and no volume is listed.
+    const other = cluster(node('other', { 'kubernetes.io/hostname': 'node1' }), {}, [local]);
+    expect(await refuse('drain', other.c, state())).toMatch(/is another machine than the Node/);
+    expect(other.reads).toEqual(['node1']);
+    const { c, reads } = cluster(pinned, { options: { allowLastControlPlane: false, nodeIsDown: false, allowQuorumLoss: false, allowLocalData: true } as never }, [local]);
+    for (const step of CLUSTER_STEPS) expect(await refuse(step, c, state()), step).toBeUndefined();
+    expect(reads).toEqual(['node1', 'persistentvolumes']);
   });
 
   it('refuses another hostname unless the inventory names the Node, the last control plane, and a kubelet whose Node is gone', async () => {

@@ -143,8 +143,8 @@ describe('etcd-restore-phantoms: phantom pods found, reported in every format, a
     // One set of lists per run, whatever the number of nodes (the API's own count of decom's requests).
     const after = decomLists();
     const made = Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)]).filter(([, n]) => n));
-    // Each resource listed once: the six read in full, every other one metadata-only; never a Secret.
-    expect(made).toMatchObject({ pods: 1, nodes: 1, namespaces: 1, volumeattachments: 1, leases: 1, apiservices: 1, configmaps: 1, customresourcedefinitions: 1 });
+    // Each resource listed once: the seven read in full, every other one metadata-only; never a Secret.
+    expect(made).toMatchObject({ pods: 1, nodes: 1, namespaces: 1, volumeattachments: 1, persistentvolumes: 1, leases: 1, apiservices: 1, configmaps: 1, customresourcedefinitions: 1 });
     expect(Object.values(made).every((n) => n === 1)).toBe(true);
     expect(made.secrets).toBeUndefined();
     expect(code).toBe(1);
@@ -162,8 +162,8 @@ describe('etcd-restore-phantoms: phantom pods found, reported in every format, a
     const file = join(tmp, 'decom.prom');
     const r = audit('--textfile', file);
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/^HOST\s+phantom\s+pod-dir\s+cgroup\s+netns\s+veth\s+lease\s+term-pod\s+term-ns\s+node\s+etcd\s+vol-att\s+stuck-obj\s+apisvc\s+finished$/m);
-    expect(r.stdout).toMatch(/^node2\s+2\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+0$/m);
+    expect(r.stdout).toMatch(/^HOST\s+phantom\s+pod-dir\s+cgroup\s+netns\s+veth\s+lease\s+term-pod\s+term-ns\s+node\s+etcd\s+vol-att\s+local-pv\s+stuck-obj\s+apisvc\s+finished$/m);
+    expect(r.stdout).toMatch(/^node2\s+2\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+0$/m);
     const text = readFileSync(file, 'utf8');
     const check = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
     expect(check.status, check.stdout + check.stderr).toBe(0);
@@ -523,10 +523,10 @@ describe('force-deleted-pods, no API: the node-side kinds, and exactly the selec
       expect(h.findings.find((f) => f.kind === 'orphan-pod-dir')!.detail).toBe('pod dir of no pod the runtime has, 3 mounts still in it');
     }
     expect(kindsOf(report)).toEqual(['orphan-ipam-lease', 'orphan-netns', 'orphan-pod-cgroup', 'orphan-pod-dir', 'orphan-veth']);
-    expect(report.notChecked!.kinds).toEqual(['phantom-pod', 'stuck-terminating-pod', 'stuck-terminating-namespace', 'stale-node', 'stale-volume-attachment', 'stuck-deleting-object', 'unavailable-apiservice', 'finished-pods']);
+    expect(report.notChecked!.kinds).toEqual(['phantom-pod', 'stuck-terminating-pod', 'stuck-terminating-namespace', 'stale-node', 'stale-volume-attachment', 'stale-local-pv', 'stuck-deleting-object', 'unavailable-apiservice', 'finished-pods']);
     expect(report.notChecked!.why).toMatch(/^no kubeconfig/);
     expect(JSON.stringify(report)).not.toMatch(COLLATERAL);
-    expect(audit().stdout).toMatch(/^node1\s+-\s+2\s+2\s+2\s+2\s+2\s+-\s+-\s+-\s+0\s+-\s+-\s+-\s+-$/m);
+    expect(audit().stdout).toMatch(/^node1\s+-\s+2\s+2\s+2\s+2\s+2\s+-\s+-\s+-\s+0\s+-\s+-\s+-\s+-\s+-$/m);
   });
 
   it('--fix orphan-pod-dir,orphan-ipam-lease removes those and nothing else; a re-audit is clean for them', () => {

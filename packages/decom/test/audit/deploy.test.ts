@@ -138,14 +138,14 @@ describe('the audit as deployed: image, DaemonSet and CronJob run by the sandbox
     expect(findingsOf(merged).hosts.find((h) => h.host === 'node2')?.findings).toHaveLength(counted);
 
     // One set of lists per shard, each made by decom with the pod's ServiceAccount token: every resource once a
-    // shard, the six read in full among them, never a Secret.
+    // shard, the seven read in full among them, never a Secret.
     const asked = readFileSync(join(STATE_DIR, 'api', 'audit.log'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Any).filter((e) => e.user === SA_USER);
     expect(asked.every((e) => /^decom\//.test(e.userAgent) && (e.verb === 'list' || e.verb === 'get'))).toBe(true);
     const perResource = new Map<string, number>();
     for (const e of asked.filter((x) => x.verb === 'list')) perResource.set(e.requestURI.replace(/\?.*/, ''), (perResource.get(e.requestURI.replace(/\?.*/, '')) ?? 0) + 1);
     expect(Object.fromEntries(perResource)).toMatchObject({
       '/api/v1/pods': 3, '/api/v1/nodes': 3, '/api/v1/namespaces': 3, '/apis/storage.k8s.io/v1/volumeattachments': 3, '/apis/coordination.k8s.io/v1/leases': 3,
-      '/apis/apiregistration.k8s.io/v1/apiservices': 3, '/api/v1/configmaps': 3,
+      '/apis/apiregistration.k8s.io/v1/apiservices': 3, '/api/v1/persistentvolumes': 3, '/api/v1/configmaps': 3,
     });
     expect([...perResource.values()].every((n) => n === 3)).toBe(true);
     expect([...perResource.keys()].filter((u) => u.endsWith('/secrets'))).toEqual([]);

@@ -2,6 +2,7 @@
 // tests' own kubectl and the machine image's), and the pods whose containers are on a node,
 // read over SSH with ctr.
 import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLI, ssh, STATE_DIR } from './sandbox.js';
 
@@ -53,3 +54,10 @@ export const containersOn = (node: string): string[] =>
 export const notDaemonSet = (names: string[]) => names.filter((n) => !/^(calico-node|kube-proxy)-/.test(n));
 /** The workloads whose containers exist on a node: containersOn without the DaemonSet pods. */
 export const workloadsOn = (node: string): string[] => notDaemonSet(containersOn(node));
+
+/** `kubectl apply` of a YAML text, written as NAME.yaml into `dir` first (kubectl reads a file): a test's own `apply`. */
+export const applyIn = (dir: string) => (name: string, yaml: string): string => {
+  const file = join(dir, `${name}.yaml`);
+  writeFileSync(file, yaml);
+  return ok('apply', '-f', file);
+};

@@ -7,7 +7,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { down, STATE_DIR, up } from '../helpers/sandbox.js';
 import { INVENTORY, reportOf, runJson, startRun, until } from '../helpers/run.js';
-import { KUBECONFIG, KUBECTL, kubectl, ok, requireKubectl, sleep } from '../helpers/kubectl.js';
+import { KUBECONFIG, KUBECTL, applyIn, kubectl, ok, requireKubectl, sleep } from '../helpers/kubectl.js';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { drainNode, planDrain, preflight, selects, type Kube } from '../../src/cluster/drain.js';
 import type { V1Pod } from '@kubernetes/client-node';
@@ -157,10 +157,7 @@ const journalSays = (state: string, text: string): boolean => {
 describe("the drain against kube-apiserver's answers: two budgets over a pod, a Terminating namespace, priority and fairness' 429s", () => {
   const state = tempDir('decom-drain-api-');
   const work = tempDir('decom-drain-api-yaml-');
-  const apply = (name: string, yaml: string) => {
-    writeFileSync(join(work, `${name}.yaml`), yaml);
-    return ok('apply', '-f', join(work, `${name}.yaml`));
-  };
+  const apply = applyIn(work);
   beforeAll(() => {
     requireKubectl();
     up(['--nodes', '3', '--scenario', 'cluster']);
@@ -197,6 +194,8 @@ subjects: [{kind: ServiceAccount, name: ${name}, namespace: kube-system}]
     '{apiGroups: [""], resources: [pods], verbs: [get, list]}',
     '{apiGroups: [""], resources: [pods/eviction], verbs: [create]}',
     '{apiGroups: [apps], resources: [daemonsets], verbs: [get]}',
+    // The local-data interlock reads the PersistentVolumes (and the drain the moved pods' claims), as the README's ClusterRole grants.
+    '{apiGroups: [""], resources: [persistentvolumes, persistentvolumeclaims], verbs: [get, list]}',
   ];
 
   it("a Running pod under two budgets: refused before anything changes, the API's message after the pod's name, every pod it would evict listed", () => {
@@ -322,10 +321,10 @@ status: {phase: Succeeded}
     const noCordon = drainOnly(kubeconfigFor('no-cordon', DRAINER.map((r) => r.replace('[get, patch, list]', '[get, list]'))));
     const failed = noCordon.report.hosts[0]!.steps.find((x) => x.name === 'drain')!;
     expect(failed.reason).toBe(`cordon Node node2: nodes "node2" is forbidden: ${user('no-cordon')} cannot patch resource "nodes" in API group "" at the cluster scope (HTTP 403); nothing was changed`);
-    const noDs = drainOnly(kubeconfigFor('no-ds', DRAINER.slice(0, 3)));
+    const noDs = drainOnly(kubeconfigFor('no-ds', [...DRAINER.slice(0, 3), DRAINER[4]!]));
     expect(noDs.code).toBe(4);
     expect(noDs.report.hosts[0]!.refused).toMatch(new RegExp(`daemonsets\\.apps "calico-node" is forbidden: ${user('no-ds')} cannot get resource "daemonsets" in API group "apps" in the namespace "kube-system" \\(HTTP 403\\): kube-system/calico-node-`));
-    const noEvict = drainOnly(kubeconfigFor('no-evict', [DRAINER[0]!, DRAINER[1]!, DRAINER[3]!]));
+    const noEvict = drainOnly(kubeconfigFor('no-evict', [DRAINER[0]!, DRAINER[1]!, DRAINER[3]!, DRAINER[4]!]));
     expect(noEvict.code).toBe(4);
     expect(noEvict.report.hosts[0]!.refused).toMatch(new RegExp(`default/([\\w-]+): pods "\\1" is forbidden: ${user('no-evict')} cannot create resource "pods/eviction" in API group "" in the namespace "default" \\(HTTP 403\\)`));
     // A budget the role cannot read: the budget's 429 said, and why it is only waited for.
@@ -336,8 +335,9 @@ status: {phase: Succeeded}
     } finally {
       ok('patch', 'pdb', 'web', '--type=merge', '-p', '{"spec":{"minAvailable":2}}');
     }
-    // Without nodes list, the nowhere-to-go interlock cannot be asked: refused, naming the permission.
-    const noList = drainOnly(kubeconfigFor('no-list', DRAINER.map((r) => r.replace('[get, patch, list]', '[get, patch]'))));
+    // Without nodes list, the nowhere-to-go interlock cannot be asked: refused, naming the permission (the local-data
+    // interlock, which lists Nodes too and is asked first, let go with --allow-local-data).
+    const noList = drainOnly(kubeconfigFor('no-list', DRAINER.map((r) => r.replace('[get, patch, list]', '[get, patch]'))), '--allow-local-data');
     expect(noList.code).toBe(4);
     expect(noList.report.hosts[0]!.refused).toBe(`cannot tell whether the pods of node2 have a Node to go to: listing Nodes failed: nodes is forbidden: ${user('no-list')} cannot list resource "nodes" in API group "" at the cluster scope (HTTP 403) (the drainer needs nodes list; or pass --allow-pending)`);
     for (const r of [noCordon, noDs, noEvict, noList]) expect(JSON.stringify(r.report)).not.toMatch(/HTTP-Code|Unknown API Status Code/);

@@ -171,7 +171,10 @@ export const faults = (store: Store): Record<string, string> => (store.find('con
  * Terminating namespace's content (see namespaceController);
  * `apiServiceUnavailable: "v1beta1.metrics.k8s.io,…"` (APIService names, comma-separated) makes
  * those of the groups the sandbox serves itself fail their discovery check, as an unreachable
- * metrics-server does (see apiservices.ts).
+ * metrics-server does (see apiservices.ts);
+ * `volumeDetachHeld: "pv-a,…"` (PersistentVolume names, comma-separated) holds the sandbox
+ * driver's detach of those volumes, their VolumeAttachments kept by the attacher's finalizer,
+ * until the name is taken out (see attachDetachController).
  */
 export function faultSwitch(store: Store): () => boolean {
   let seen = '';
@@ -443,14 +446,25 @@ export function podGarbageCollector(store: Store): void {
 export const DETACH_SECONDS = 3;
 /** The CSI driver the sandbox runs (its attacher is the attach/detach controller here). */
 export const SANDBOX_DRIVER = 'csi.sandbox.decom.io';
+/**
+ * A second CSI driver whose controller is down: its volumes attach (no CSIDriver object says
+ * otherwise, so attaching is required, as csi_plugin.go's skipAttach decides), but nothing
+ * runs its external-attacher, so a detach never ends: the finalizer stays.
+ */
+export const STRANDED_DRIVER = 'stranded.csi.sandbox.decom.io';
+
+/** The unique volume name the attach/detach controller and the kubelet give a CSI volume (csi_plugin.go GetVolumeName under the plugin's name). */
+export const csiVolumeName = (driver: string, handle: string): string => `kubernetes.io/csi/${driver}^${handle}`;
 
 /**
  * The attach/detach controller with a CSI attacher that always succeeds: every pod on a
  * node whose PVC is bound to a CSI PersistentVolume has a VolumeAttachment there and
  * the volume in the Node's status.volumesAttached. When the last such pod is gone from
  * the node the VolumeAttachment is deleted, and, as the external-attacher does, held
- * by its finalizer until the detach is done (DETACH_SECONDS); the Node's
- * status.volumesAttached lists the volume until then.
+ * by its finalizer until the detach is done (DETACH_SECONDS, or longer while the fault
+ * switch's volumeDetachHeld names its volume); the Node's status.volumesAttached lists
+ * the volume until then. Any other driver's detach (STRANDED_DRIVER's) never ends.
+ * DaemonSet pods' volumes attach as any pod's.
  */
 export function attachDetachController(store: Store): void {
   const desired = new Map<string, { node: string; pv: string; driver: string; handle: string }>();
@@ -467,12 +481,13 @@ export function attachDetachController(store: Store): void {
     }
   }
   const attached = new Map<string, Set<string>>();
+  const held = new Set((faults(store).volumeDetachHeld ?? '').split(',').map((x) => x.trim()).filter(Boolean));
   for (const va of store.list('volumeattachments')) {
     if (desired.has(va.metadata.name)) continue;
     const since = va.metadata.deletionTimestamp;
     if (!since) store.delete('volumeattachments', undefined, va.metadata.name, 'storage.k8s.io');
     // Only a driver this cluster runs detaches: another's attacher is not here, so its finalizer stays (a stale attachment).
-    else if (va.spec && (va.spec as Any).attacher === SANDBOX_DRIVER && Date.now() - Date.parse(since) >= DETACH_SECONDS * 1000) {
+    else if (va.spec && (va.spec as Any).attacher === SANDBOX_DRIVER && !held.has((va.spec as Any).source?.persistentVolumeName) && Date.now() - Date.parse(since) >= DETACH_SECONDS * 1000) {
       store.update('volumeattachments', { ...va, metadata: { ...va.metadata, finalizers: (va.metadata.finalizers ?? []).filter((f) => !f.startsWith('external-attacher/')) } }, 'storage.k8s.io');
     }
   }
@@ -491,7 +506,7 @@ export function attachDetachController(store: Store): void {
     const pv = store.find('persistentvolumes', undefined, spec?.source?.persistentVolumeName)?.spec as Any | undefined;
     if (!spec?.nodeName || !pv?.csi) continue;
     const set = attached.get(spec.nodeName) ?? new Set<string>();
-    set.add(`kubernetes.io/csi/${pv.csi.driver}^${pv.csi.volumeHandle}`);
+    set.add(csiVolumeName(pv.csi.driver, pv.csi.volumeHandle));
     attached.set(spec.nodeName, set);
   }
   for (const n of store.list('nodes')) {
