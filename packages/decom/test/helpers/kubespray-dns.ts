@@ -130,10 +130,11 @@ export async function plantKubesprayDns(target: string | Record<string, Kubespra
   const dir = tempDir('decom-kubespray-dns-');
   const inventory = join(dir, 'inventory.json');
   writeFileSync(inventory, JSON.stringify({ planted: { hosts } }));
-  // Ansible's home, control sockets and settings in the temp dir: nothing of the caller's is read.
+  // Ansible's home, control sockets and settings in the temp dir: nothing of the caller's is read, nothing
+  // written in it. HOME too: ansible-core 2.14 puts its ssh control sockets in ~/.ansible/cp whatever `home` says.
   const config = join(dir, 'ansible.cfg');
   writeFileSync(config, `[defaults]\nhome = ${join(dir, '.ansible')}\ninterpreter_python = /usr/bin/python3\nretry_files_enabled = false\nnocolor = true\n\n[ssh_connection]\npipelining = true\n`);
-  const env: NodeJS.ProcessEnv = { ...process.env, ANSIBLE_CONFIG: config };
+  const env: NodeJS.ProcessEnv = { ...process.env, HOME: dir, ANSIBLE_CONFIG: config };
   for (const k of Object.keys(env)) if (/^(ANSIBLE_(?!CONFIG$)|SSH_AUTH_SOCK$|SSH_AGENT_PID$)/.test(k)) delete env[k];
   const child = spawn('ansible-playbook', ['-i', inventory, PLAYBOOK], { cwd: dir, env, stdio: ['pipe', 'pipe', 'pipe'] });
   const outcome = await collected(child, { timeoutMs: 120_000 });
