@@ -6,13 +6,13 @@
  */
 import { nodeNameOf, type Host } from '../inventory/index.js';
 import { TransportError, type Transport } from '../transport/types.js';
-import { ALL_VIEWS, NARROWER, PURGE_VIEWS, type NodeState, type View } from '../probes/index.js';
+import { ALL_VIEWS, NARROWER, PURGE_VIEWS, reprobedViews, type NodeState, type View } from '../probes/index.js';
 import { findings, notes, type Finding } from '../rules/residue.js';
 import { wrongHost } from '../rules/machine.js';
 import { HOLD_WORK, openNodeLock, releaseScript, type LockHolder } from './lock.js';
 import { hostEvents, type Journal } from './journal.js';
 import { roundTrip } from './round-trip.js';
-import type { ActionResult, NodeIo, Step, StepContext, StepResult } from './step.js';
+import type { Action, ActionResult, NodeIo, Step, StepContext, StepResult } from './step.js';
 import type { ClusterContext } from '../cluster/context.js';
 import { errorLine } from '../cluster/kubeconfig.js';
 import { NODE_BACKUPS, PATH_GUARD } from '../util/confine.js';
@@ -27,6 +27,8 @@ export interface PlannedStep {
   label: string;
   params: Record<string, unknown>;
   skip?: string;
+  /** The playbook's `parallel:` group: run side by side with the adjacent steps of the same group. */
+  parallel?: string;
 }
 
 export interface HostResult {
@@ -102,9 +104,7 @@ const fullViews = (o: { purge?: boolean }): ReadonlySet<View> => (o.purge ? PURG
 
 /** The views a step's round trip re-probes (within the run's full probe); containers are judged alive by the process list. */
 function viewsOf(step: Step, full: ReadonlySet<View>): Set<View> {
-  const v = new Set<View>(step.views.filter((x) => full.has(x) || full.has(NARROWER[x] as View)));
-  if (v.has('containers')) v.add('processes');
-  return v;
+  return reprobedViews(step.views.filter((x) => full.has(x) || full.has(NARROWER[x] as View)));
 }
 
 /** Where a host stands after its first round trip: the node's state, its lock, and any refusal. */
@@ -206,83 +206,157 @@ function predictStep(state: NodeState, p: PlannedStep, ctx: StepContext): { r: S
   return { r, state: next };
 }
 
+/** A step about to run: its plan, when it started, and what its actions did so far. */
+interface Running {
+  p: PlannedStep;
+  ctx: StepContext;
+  plan: Action[];
+  started: number;
+  actions: ActionResult[];
+}
+
+/** The step's plan made, and written to the journal before anything runs: a run killed mid-step leaves in its journal what it was doing. */
+function begin(p: PlannedStep, state: NodeState, ctx: StepContext, journal: (e: Record<string, unknown>) => void): Running {
+  const started = Date.now();
+  const plan = p.step.plan(state, ctx);
+  journal({ event: 'step-start', step: p.label, planned: plan.map((a) => a.what), ...(p.parallel ? { parallel: p.parallel } : {}) });
+  return { p, ctx, plan, started, actions: [] };
+}
+
+/** Its client-side actions (the Docker API, the CRI over the connection), one after the other, into `s.actions`. */
+async function clientActions(t: Transport, s: Running, sudo: boolean, journal: (e: Record<string, unknown>) => void): Promise<void> {
+  for (const a of s.plan.filter((x) => x.client)) {
+    const t0 = Date.now();
+    const io: NodeIo = {
+      openUnixSocket: (path) => t.openUnixSocket(path, { sudo }),
+      exec: (script, timeoutSec) => t.exec(`${HOLD_WORK}${script}`, { sudo, timeoutSec }),
+      journal: (e) => journal({ step: s.p.label, ...e }),
+    };
+    // A client-side action's guard is asked on the node first, as a script's is.
+    if (a.guard) {
+      const g = await t.exec(a.guard, { sudo, timeoutSec: 30 });
+      if (g.code !== 0) {
+        s.actions.push({ ...a, skipped: true, ...(g.stdout.trim() ? { output: g.stdout.trim() } : {}), ms: Date.now() - t0 });
+        continue;
+      }
+    }
+    const r = await a.client!(io).then(
+      (output) => ({ code: 0, output }),
+      (e: unknown) => {
+        if (e instanceof TransportError) throw e;
+        return { code: 1, output: (e as Error).message };
+      },
+    );
+    s.actions.push({ ...a, ...r, ms: Date.now() - t0 });
+  }
+}
+
+function journalActions(s: Running, journal: (e: Record<string, unknown>) => void): void {
+  for (const a of s.actions) {
+    journal({ event: 'action', step: s.p.label, action: a.what, command: a.script.length > 4000 ? `${a.script.slice(0, 4000)}…` : a.script, code: a.code, skipped: a.skipped, output: a.output, ms: a.ms });
+  }
+}
+
+/** The step's client-side follow-up (the backup's copy), once its actions ran: a note, or why it failed. */
+async function follow(t: Transport, s: Running, sudo: boolean): Promise<{ note?: string; afterError?: string }> {
+  if (!s.p.step.afterApply || !s.actions.some((a) => a.code === 0)) return {};
+  const exec = async (script: string) => {
+    const x = await t.exec(`${HOLD_WORK}${script}`, { sudo, timeoutSec: 300 });
+    if (x.code !== 0) throw new Error(`exit ${x.code}: ${x.stderr.trim().split('\n').pop() ?? ''}`);
+    return x.stdout;
+  };
+  try {
+    const note = await s.p.step.afterApply(exec, s.ctx);
+    return note === undefined ? {} : { note };
+  } catch (e) {
+    if (e instanceof TransportError) throw e;
+    return { afterError: (e as Error).message };
+  }
+}
+
+/** The step judged on the node's state after it: by the residue it owns, and by its actions' exits where it must succeed. */
+function judge(s: Running, state: NodeState, after: { note?: string; afterError?: string }): StepResult {
+  const { p, plan, actions } = s;
+  const left = residue(state, p.step);
+  const ran = actions.some((a) => !a.skipped);
+  // A non-zero exit fails a step that must succeed; otherwise only what is left does, and the exit says why.
+  const badExit = actions.find((a) => !a.skipped && a.code !== 0);
+  const failed = left.length > 0 || (p.step.mustSucceed && badExit !== undefined) || after.afterError !== undefined;
+  const r: StepResult = { name: p.label, status: failed ? 'failed' : ran ? 'changed' : 'ok', actions, left, ms: Date.now() - s.started, ...(p.parallel ? { parallel: p.parallel } : {}) };
+  if (after.afterError) r.reason = after.afterError;
+  else if (failed && badExit) r.reason = `${badExit.what}: exit ${badExit.code}${badExit.output?.trim() ? `: ${badExit.output.trim().split('\n').slice(-3).join(' | ')}` : ''}`;
+  else if (left.length) r.reason = plan.length ? `${left.length} left after its actions` : 'this step has nothing it can do about what is left';
+  else if (after.note) r.reason = after.note;
+  return r;
+}
+
+/** Lost mid-trip: what the node said before it went still goes to the journal, then the host fails. */
+const keepResults = (into: ActionResult[]) => (e: unknown): never => {
+  into.push(...((e as { results?: ActionResult[] }).results ?? []));
+  throw e;
+};
+
 /**
  * A real run of one step: client-side actions (the Docker API), then the node's
  * scripts and the re-probe of the views they touch in ONE round trip, then the
  * step's client-side follow-up (the backup's copy). Judged by the residue it owns.
  */
 export async function applyStep(t: Transport, state: NodeState, p: PlannedStep, ctx: StepContext, sudo: boolean, full: ReadonlySet<View>, journal: (e: Record<string, unknown>) => void): Promise<{ r: StepResult; state: NodeState }> {
-  const started = Date.now();
-  const plan = p.step.plan(state, ctx);
-  // Before anything runs: a run killed mid-step leaves in its journal what it was doing.
-  journal({ event: 'step-start', step: p.label, planned: plan.map((a) => a.what) });
-  const actions: ActionResult[] = [];
-  let note: string | undefined;
-  let afterError: string | undefined;
-  if (plan.length || p.step.reprobe) {
+  const s = begin(p, state, ctx, journal);
+  let after = {};
+  if (s.plan.length || p.step.reprobe) {
     try {
-      for (const a of plan.filter((x) => x.client)) {
-        const t0 = Date.now();
-        const io: NodeIo = {
-          openUnixSocket: (path) => t.openUnixSocket(path, { sudo }),
-          exec: (script, timeoutSec) => t.exec(`${HOLD_WORK}${script}`, { sudo, timeoutSec }),
-          journal: (e) => journal({ step: p.label, ...e }),
-        };
-        // A client-side action's guard is asked on the node first, as a script's is.
-        if (a.guard) {
-          const g = await t.exec(a.guard, { sudo, timeoutSec: 30 });
-          if (g.code !== 0) {
-            actions.push({ ...a, skipped: true, ...(g.stdout.trim() ? { output: g.stdout.trim() } : {}), ms: Date.now() - t0 });
-            continue;
-          }
-        }
-        const r = await a.client!(io).then(
-          (output) => ({ code: 0, output }),
-          (e: unknown) => {
-            if (e instanceof TransportError) throw e;
-            return { code: 1, output: (e as Error).message };
-          },
-        );
-        actions.push({ ...a, ...r, ms: Date.now() - t0 });
-      }
+      await clientActions(t, s, sudo, journal);
       // Every process the step starts holds the node's lock (lock.ts): a run killed now leaves its work locked.
-      const trip = await roundTrip(t, { actions: plan.filter((x) => !x.client), views: viewsOf(p.step, full), prev: state, sudo, timeoutSec: p.step.timeoutSec?.(ctx) ?? 120, preamble: HOLD_WORK }).catch((e: unknown) => {
-        // Lost mid-step: what the node said before it went still goes to the journal.
-        actions.push(...((e as { results?: ActionResult[] }).results ?? []));
-        throw e;
-      });
+      const trip = await roundTrip(t, { actions: s.plan.filter((x) => !x.client), views: viewsOf(p.step, full), prev: state, sudo, timeoutSec: p.step.timeoutSec?.(ctx) ?? 120, preamble: HOLD_WORK }).catch(keepResults(s.actions));
       state = trip.state;
-      actions.push(...trip.results);
+      s.actions.push(...trip.results);
     } finally {
-      for (const a of actions) {
-        journal({ event: 'action', step: p.label, action: a.what, command: a.script.length > 4000 ? `${a.script.slice(0, 4000)}…` : a.script, code: a.code, skipped: a.skipped, output: a.output, ms: a.ms });
-      }
+      journalActions(s, journal);
     }
-    if (p.step.afterApply && actions.some((a) => a.code === 0)) {
-      const exec = async (script: string) => {
-        const x = await t.exec(`${HOLD_WORK}${script}`, { sudo, timeoutSec: 300 });
-        if (x.code !== 0) throw new Error(`exit ${x.code}: ${x.stderr.trim().split('\n').pop() ?? ''}`);
-        return x.stdout;
-      };
-      try {
-        note = await p.step.afterApply(exec, ctx);
-      } catch (e) {
-        if (e instanceof TransportError) throw e;
-        afterError = (e as Error).message;
-      }
+    after = await follow(t, s, sudo);
+  }
+  return { r: judge(s, state, after), state };
+}
+
+/**
+ * A `parallel:` group (playbook/parallel.ts proved its steps independent): every
+ * step's client-side actions, and beside them every step's node scripts, each step's
+ * in a branch of its own in ONE round trip; then ONE probe of all their views, in that
+ * trip when no step has client-side actions. Each step keeps its actions, journal
+ * events and verdict, judged on its own residue: one that fails hides nothing of another's.
+ */
+export async function applyGroup(t: Transport, state: NodeState, members: { p: PlannedStep; ctx: StepContext }[], sudo: boolean, full: ReadonlySet<View>, journal: (e: Record<string, unknown>) => void): Promise<{ results: StepResult[]; state: NodeState }> {
+  const steps = members.map((m) => begin(m.p, state, m.ctx, journal));
+  const working = steps.filter((s) => s.plan.length || s.p.step.reprobe);
+  const views = new Set(working.flatMap((s) => [...viewsOf(s.p.step, full)]));
+  const timeoutSec = Math.max(...working.map((s) => s.p.step.timeoutSec?.(s.ctx) ?? 120));
+  const branches = { branches: working.map((s) => s.plan.filter((x) => !x.client)) };
+  const node: ActionResult[] = [];
+  try {
+    if (working.length) {
+      const client = working.some((s) => s.plan.some((a) => a.client));
+      // With client-side actions, the probe waits for them: the scripts' trip runs beside them, the probe after both.
+      const [trip] = await Promise.all([
+        roundTrip(t, { actions: branches, views: client ? null : views, prev: state, sudo, timeoutSec, preamble: HOLD_WORK }).catch(keepResults(node)),
+        ...working.map((s) => clientActions(t, s, sudo, journal)),
+      ]);
+      node.push(...trip.results);
+      state = client ? (await roundTrip(t, { actions: [], views, prev: state, sudo, timeoutSec: 60 })).state : trip.state;
+    }
+  } finally {
+    // The trip's results are the branches' actions in order: each step takes its own back.
+    let i = 0;
+    for (const s of working) {
+      const n = s.plan.filter((x) => !x.client).length;
+      s.actions.push(...node.slice(i, i + n));
+      i += n;
+      journalActions(s, journal);
     }
   }
-  const left = residue(state, p.step);
-  const ran = actions.some((a) => !a.skipped);
-  // A non-zero exit fails a step that must succeed; otherwise only what is left does, and the exit says why.
-  const badExit = actions.find((a) => !a.skipped && a.code !== 0);
-  const failed = left.length > 0 || (p.step.mustSucceed && badExit !== undefined) || afterError !== undefined;
-  const r: StepResult = { name: p.label, status: failed ? 'failed' : ran ? 'changed' : 'ok', actions, left, ms: Date.now() - started };
-  if (afterError) r.reason = afterError;
-  else if (failed && badExit) r.reason = `${badExit.what}: exit ${badExit.code}${badExit.output?.trim() ? `: ${badExit.output.trim().split('\n').slice(-3).join(' | ')}` : ''}`;
-  else if (left.length) r.reason = plan.length ? `${left.length} left after its actions` : 'this step has nothing it can do about what is left';
-  else if (note) r.reason = note;
-  return { r, state };
+  const results: StepResult[] = [];
+  for (const s of steps) results.push(judge(s, state, working.includes(s) ? await follow(t, s, sudo) : {}));
+  return { results, state };
 }
 
 /**
@@ -355,7 +429,34 @@ async function runHost(host: Host, o: RunOptions): Promise<HostResult> {
     let state = opened.state;
     let stopped: string | undefined;
     let fresh = false; // whether the last step probed every view
-    for (const p of planned) {
+    for (let i = 0; i < planned.length; i++) {
+      const p = planned[i]!;
+      // A `parallel:` group runs as one (those of it that run here): each step still reported on its own.
+      let end = i;
+      while (p.parallel && end + 1 < planned.length && planned[end + 1]!.parallel === p.parallel) end++;
+      const group = !o.check && !stopped ? planned.slice(i, end + 1) : [];
+      const together = group.filter((x) => !x.skip);
+      if (together.length > 1) {
+        for (const x of group.filter((y) => y.skip)) {
+          const r: StepResult = { name: x.label, status: 'skipped', actions: [], left: [], reason: x.skip, ms: 0 };
+          journal({ event: 'step', step: x.label, status: r.status, reason: r.reason });
+          result.steps.push(r);
+          o.emit({ type: 'step-end', host: host.name, step: x.label, result: r });
+        }
+        for (const x of together) o.emit({ type: 'step-start', host: host.name, step: x.label });
+        current = together.map((x) => x.label).join(', ');
+        const done = await applyGroup(t, state, together.map((x) => ({ p: x, ctx: ctxOf(x) })), sudo, fullViews(o), journal);
+        state = done.state;
+        fresh = false;
+        for (const r of done.results) {
+          journal({ event: 'step', step: r.name, status: r.status, actions: r.actions.length, left: r.left.map((f) => `${f.kind} ${f.subject}`), reason: r.reason, ms: r.ms, parallel: r.parallel });
+          result.steps.push(r);
+          o.emit({ type: 'step-end', host: host.name, step: r.name, result: r });
+          if (r.status === 'failed') stopped ??= r.name;
+        }
+        i += group.length - 1;
+        continue;
+      }
       if (stopped || p.skip) {
         const r: StepResult = { name: p.label, status: 'skipped', actions: [], left: [], reason: p.skip ?? `not run: ${stopped} failed`, ms: 0 };
         journal({ event: 'step', step: p.label, status: r.status, reason: r.reason });
@@ -371,8 +472,10 @@ async function runHost(host: Host, o: RunOptions): Promise<HostResult> {
       state = done.state;
       fresh = p.step.reprobe === true;
       const r = done.r;
+      // --check plans one step after another, and says which of them a real run runs together.
+      if (p.parallel && o.check) r.parallel = p.parallel;
       if (p.step.afterApply && r.status === 'changed' && !o.check) result.backup = ctxOf(p).operatorBackupDir;
-      journal({ event: 'step', step: p.label, status: r.status, actions: r.actions.length, left: r.left.map((f) => `${f.kind} ${f.subject}`), reason: r.reason, ms: r.ms });
+      journal({ event: 'step', step: p.label, status: r.status, actions: r.actions.length, left: r.left.map((f) => `${f.kind} ${f.subject}`), reason: r.reason, ms: r.ms, parallel: r.parallel });
       result.steps.push(r);
       o.emit({ type: 'step-end', host: host.name, step: p.label, result: r });
       if (r.status === 'failed' && !o.check) stopped = p.label;

@@ -64,6 +64,13 @@ export interface Step {
   owns(f: Finding): boolean;
   /** Views that show the step's work and whatever it disturbs: re-probed after its actions, in the same round trip. */
   views: readonly View[];
+  /**
+   * Where its actions change files (path prefixes; [] for a step that changes only the kernel's
+   * state or services). A step that does not say cannot run `parallel:` with another: what it touches is unknown.
+   */
+  paths?: readonly string[];
+  /** The steps that must have finished before this one when both run: the design's order (docs/design.md#the-order-of-a-reset). */
+  follows?: readonly string[];
   plan(s: NodeState, ctx: StepContext): Action[];
   /** The state this step leaves, as the client can predict it: --check plans the next step on it. */
   after(s: NodeState, ctx: StepContext): NodeState;
@@ -116,6 +123,8 @@ export interface ActionResult extends Action {
 export interface StepResult {
   name: string;
   status: StepStatus;
+  /** The playbook's `parallel:` group it ran in, side by side with the group's other steps. */
+  parallel?: string;
   actions: ActionResult[];
   /** The step's residue still on the node afterwards (failed), or found in --check. */
   left: Finding[];

@@ -61,11 +61,11 @@ function eventLine(e: JournalEvent): string {
       case 'daemon-started':
         return `  ${e.event === 'daemon-start' ? 'starting' : 'started'} ${e.daemon}`;
       case 'step-start':
-        return `step ${e.step}`;
+        return `step ${e.step}${e.parallel ? ` [parallel: ${e.parallel}]` : ''}`;
       case 'action':
-        return `  ${e.action}: ${e.api ? `${e.api} -> ${e.status}` : e.skipped ? `skipped${e.output ? ` (${String(e.output).trim()})` : ''}` : `exit ${e.code ?? '-'}`}`;
+        return `  ${e.action}: ${e.api ? `${e.api} -> ${e.status}` : e.skipped ? `skipped${e.output ? ` (${String(e.output).trim()})` : ''}` : `exit ${e.code ?? '-'}`}${typeof e.ms === 'number' ? ` (${e.ms} ms)` : ''}`;
       case 'step':
-        return `step ${e.step} ${e.status}${e.reason ? `: ${e.reason}` : ''}`;
+        return `step ${e.step} ${e.status}${typeof e.ms === 'number' ? ` (${(e.ms / 1000).toFixed(2)} s)` : ''}${e.reason ? `: ${e.reason}` : ''}`;
       case 'refused':
         return `REFUSED: ${e.reason}`;
       case 'error':

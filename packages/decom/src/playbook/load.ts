@@ -10,6 +10,7 @@ import { parseYaml, toValue, whereOfPath, type NodePath, type YamlFile } from '.
 import { inputError } from '../util/errors.js';
 import { expandHome } from '../util/paths.js';
 import { builtinStepSchema, playbookSchema, shellStepSchema } from './schema.js';
+import { cannotRunInParallel, conflict } from './parallel.js';
 import type { Playbook, PlaybookStep, StepCatalogue } from './types.js';
 import { ConditionSyntaxError, parseCondition, type Condition } from './when.js';
 
@@ -60,8 +61,39 @@ export function parsePlaybook(file: string, text: string, catalogue: StepCatalog
     file,
     name: top.name ?? basename(file, extname(file)),
     ...(top.description !== undefined ? { description: top.description } : {}),
-    steps: top.steps.map((entry, i) => readStep(y, entry, ['steps', i], catalogue)),
+    steps: checkParallel(y, top.steps.map((entry, i) => readStep(y, entry, ['steps', i], catalogue)), catalogue),
   };
+}
+
+/**
+ * Each `parallel:` group: adjacent, of two steps or more, every one a built-in node step
+ * independent of the others (playbook/parallel.ts). An error names the step's `parallel:`.
+ */
+function checkParallel(y: YamlFile, steps: PlaybookStep[], catalogue: StepCatalogue): PlaybookStep[] {
+  const fail = (i: number, problem: string): never => {
+    const path = ['steps', i, 'parallel'];
+    throw fieldError(whereOfPath(y, path), fieldName(path), problem);
+  };
+  const members = new Map<string, number[]>();
+  steps.forEach((s, i) => {
+    const group = s.parallel;
+    if (group === undefined) return;
+    const before = members.get(group) ?? [];
+    if (before.length && before.at(-1) !== i - 1) fail(i, `group ${JSON.stringify(group)} must be adjacent steps: ${fieldName(['steps', before.at(-1)!])} is in it, ${fieldName(['steps', i - 1])} is not`);
+    if (s.kind === 'shell') fail(i, 'a shell step cannot run side by side with another: decom cannot tell what its command touches');
+    const name = (s as { name: string }).name;
+    const spec = catalogue[name]!;
+    const alone = cannotRunInParallel(name, spec);
+    if (alone) fail(i, alone);
+    for (const j of before) {
+      const other = (steps[j] as { name: string }).name;
+      const why = conflict({ name: other, spec: catalogue[other]! }, { name, spec });
+      if (why) fail(i, `${name} cannot run side by side with ${other} (${fieldName(['steps', j])}): ${why}`);
+    }
+    members.set(group, [...before, i]);
+  });
+  for (const [group, at] of members) if (at.length === 1) fail(at[0]!, `group ${JSON.stringify(group)} has this step alone; give the same group to the adjacent steps that run with it`);
+  return steps;
 }
 
 const TOP_KEYS = Object.keys(playbookSchema(z.unknown()).shape);
@@ -104,9 +136,10 @@ function builtin(y: YamlFile, s: BuiltinEntry, path: NodePath, where: string, ca
 }
 
 /** Tags and parsed conditions, common to both kinds of step. */
-function extras(y: YamlFile, s: Pick<BuiltinEntry, 'when' | 'tags'>, path: NodePath) {
+function extras(y: YamlFile, s: Pick<BuiltinEntry, 'when' | 'tags' | 'parallel'>, path: NodePath) {
   const tags = s.tags === undefined ? [] : typeof s.tags === 'string' ? [s.tags] : [...new Set(s.tags)];
-  if (s.when === undefined) return { tags };
+  const parallel = optional('parallel', s.parallel);
+  if (s.when === undefined) return { tags, ...parallel };
   const whenPath = [...path, 'when'];
   const texts = typeof s.when === 'string' ? [s.when] : s.when;
   const when = texts.map((text, j): Condition => {
@@ -119,7 +152,7 @@ function extras(y: YamlFile, s: Pick<BuiltinEntry, 'when' | 'tags'>, path: NodeP
       throw e;
     }
   });
-  return { tags, when };
+  return { tags, when, ...parallel };
 }
 
 const optional = <K extends string, V>(key: K, value: V | undefined) => (value === undefined ? {} : ({ [key]: value } as Record<K, V>));

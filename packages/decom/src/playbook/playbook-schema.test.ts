@@ -15,6 +15,6 @@ describe('shipped playbooks', () => {
 
   it('reset is in the order of a reset (docs/design.md#the-order-of-a-reset) and loads against the catalogue', async () => {
     const p = await loadPlaybook('reset', STEPS);
-    expect(p.steps.map((s) => s.label)).toEqual(['backup', 'static-pods', 'kubelet', 'containers', 'processes', 'cgroups', 'etcd', 'ports', 'mounts', 'links', 'routes', 'netns', 'firewall', 'dns', 'trust', 'files', 'installed', 'images', 'verify']);
+    expect(p.steps.map((s) => s.label)).toEqual(['backup', 'static-pods', 'kubelet', 'containers', 'trust', 'processes', 'cgroups', 'etcd', 'ports', 'mounts', 'links', 'routes', 'netns', 'firewall', 'dns', 'files', 'installed', 'images', 'verify']);
   });
 });

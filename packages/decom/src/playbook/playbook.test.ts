@@ -151,10 +151,10 @@ describe('a bad playbook names FILE:LINE:COL and the field', () => {
 
   it('unknown keys in a step and at the top level', () => {
     expect(parseError(`${HEAD}steps:\n  - step: backup\n    tag: [x]\n`)).toBe(
-      `${F}:5:5: steps[0].tag: unknown field; did you mean tags? (expected one of step, with, name, when, tags)`,
+      `${F}:5:5: steps[0].tag: unknown field; did you mean tags? (expected one of step, with, name, when, tags, parallel)`,
     );
     expect(parseError(`${HEAD}steps:\n  - name: n\n    shell: "true"\n    chek: "false"\n`)).toBe(
-      `${F}:6:5: steps[0].chek: unknown field; did you mean check, when? (expected one of name, shell, check, timeoutSec, when, tags)`,
+      `${F}:6:5: steps[0].chek: unknown field; did you mean check, when? (expected one of name, shell, check, timeoutSec, when, tags, parallel)`,
     );
     expect(parseError(`${HEAD}descripton: x\nsteps: [backup]\n`)).toBe(
       `${F}:3:1: descripton: unknown field; did you mean description? (expected one of apiVersion, kind, name, description, steps)`,
@@ -162,7 +162,7 @@ describe('a bad playbook names FILE:LINE:COL and the field', () => {
     // A misspelt `steps:` is named, rather than steps being reported missing.
     expect(parseError(`${HEAD}stepz: [backup]\n`)).toBe(`${F}:3:1: stepz: unknown field; did you mean steps? (expected one of apiVersion, kind, name, description, steps)`);
     expect(parseError(`${HEAD}steps:\n  - stpe: backup\n`)).toBe(
-      `${F}:4:5: steps[0].stpe: unknown field; did you mean step? (expected one of step, with, name, when, tags, shell, check, timeoutSec)`,
+      `${F}:4:5: steps[0].stpe: unknown field; did you mean step? (expected one of step, with, name, when, tags, parallel, shell, check, timeoutSec)`,
     );
   });
 

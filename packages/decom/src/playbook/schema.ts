@@ -26,6 +26,9 @@ const common = {
     .union([tag, z.array(tag)], { error: 'expected a tag or a list of tags' })
     .describe('select steps with --tags/--skip-tags; "always" and "never" are special')
     .optional(),
+  parallel: text('a group name')
+    .describe('run side by side on the node, in one round trip, with the adjacent steps of the same group (their views, paths and order must be independent)')
+    .optional(),
 };
 
 export const builtinStepSchema = z.strictObject(
@@ -50,6 +53,7 @@ export const shellStepSchema = z
         .default(DEFAULT_SHELL_TIMEOUT_SEC),
       when: common.when,
       tags: common.tags,
+      parallel: common.parallel,
     },
     { error: 'expected a mapping' },
   )

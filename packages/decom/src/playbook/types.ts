@@ -7,6 +7,13 @@ export interface StepSpec {
   description: string;
   /** Its `with:` parameters; unknown keys are refused whatever the schema says. */
   params: z.ZodObject<any>;
+  /** What `parallel:` is judged by (engine/step.ts says what each means): the views it re-probes, the paths it changes, the steps it follows. */
+  views?: readonly string[];
+  paths?: readonly string[];
+  follows?: readonly string[];
+  /** A cluster-side step, or one that re-probes everything: never side by side with another. */
+  cluster?: unknown;
+  reprobe?: boolean;
 }
 
 /** Built-in steps by name. */
@@ -20,6 +27,8 @@ interface StepCommon {
   when?: Condition[];
   /** FILE:LINE:COL of the step's entry in the playbook. */
   where: string;
+  /** The group of adjacent steps it runs side by side with, in one round trip (`parallel:`). */
+  parallel?: string;
 }
 
 export type PlaybookStep =

@@ -11,7 +11,7 @@ import {
 import type { NodeState } from './state.js';
 
 export type { Container, NodeState, Proc } from './state.js';
-export { ALL_VIEWS, AUDIT_VIEWS, NARROWER, PURGE_VIEWS, VIEWS, withFacts, type View } from './script.js';
+export { ALL_VIEWS, AUDIT_VIEWS, NARROWER, PURGE_VIEWS, reprobedViews, VIEWS, withFacts, type View } from './script.js';
 export type { NodeFacts } from './state.js';
 
 /** A node with nothing on it: what a partial probe starts from (and what tests build on). */
@@ -78,6 +78,11 @@ export function stateFromSections(s: Map<string, string>, prev?: NodeState): Nod
     st.bundleTrusts = get('bundle').split('\n').filter(Boolean);
     st.sysctl = get('sysctl').split('\n').filter(Boolean);
     st.etcdArchives = get('etcd-archives').split('\0').map((p) => p.replace(/^\n/, '')).filter((p) => p.startsWith('/'));
+  } else if (has('anchors')) {
+    // The trust store alone (the trust step's re-probe): the rest of the files view stands.
+    st.clusterCAs = parseCertificates(get('cluster-cas'));
+    st.anchors = parseCertificates(get('anchors'));
+    st.bundleTrusts = get('bundle').split('\n').filter(Boolean);
   }
   if (has('dns')) st.dns = parseDns(get('dns'), get('dns-backups'), get('dns-services'));
   if (has('stat')) {

@@ -49,11 +49,11 @@ describe.skipIf(!root || !has('unshare'))("containerd's config, as the probe fin
     writeFileSync(join(dir, 'conf.d', '10-paths.toml'), readFileSync(join(FIXTURES, 'containerd', 'conf.d', '10-paths.toml'), 'utf8'));
     // A second drop-in imports the first again (read once) and a file that is not there.
     writeFileSync(join(dir, 'conf.d', '20-more.toml'), `version = 3\nimports = ["10-paths.toml", "${dir}/absent.toml"]\n`);
-    // A process named containerd (a script's name is its comm), alone in a PID namespace with its own /proc.
+    // A process named containerd (a script's name is its comm), alone in a PID namespace with its own /proc; the runtime's view reads its config.
     const fake = join(dir, 'containerd');
     writeFileSync(fake, '#!/bin/sh\nsleep 30\n');
     chmodSync(fake, 0o755);
-    const sections = probe(new Set(), ['unshare', '--pid', '--fork', '--mount-proc', 'sh', '-c', `${fake} --log-level info --config ${dir}/config.toml & sleep 0.3; exec "$@"`, 'probe']);
+    const sections = probe(new Set(['containers']), ['unshare', '--pid', '--fork', '--mount-proc', 'sh', '-c', `${fake} --log-level info --config ${dir}/config.toml & sleep 0.3; exec "$@"`, 'probe']);
     const st = stateFromSections(sections, emptyState());
     const files = [`${dir}/config.toml`, `${dir}/conf.d/10-paths.toml`, `${dir}/conf.d/20-more.toml`];
     expect(st.containerd.files).toEqual(files);

@@ -190,15 +190,24 @@ export const NFT_TABLES: readonly { family: string; name: string; owner: string 
  * What a probe can be asked for. A reset step re-probes only the views its work
  * shows in (one round trip, a fraction of the full probe's cost); verify asks for all.
  */
-export const VIEWS = ['files', 'dns', 'processes', 'sockets', 'mounts', 'netns', 'links', 'firewall', 'cni-firewall', 'units', 'containers', 'kubelet', 'etcd', 'cgroups', 'install', 'pods', 'facts'] as const;
+export const VIEWS = ['files', 'trust-store', 'dns', 'processes', 'sockets', 'mounts', 'netns', 'links', 'firewall', 'cni-firewall', 'units', 'containers', 'kubelet', 'etcd', 'cgroups', 'install', 'pods', 'facts'] as const;
 export type View = (typeof VIEWS)[number];
 /**
  * Views that read again only a part of a bigger one, for a step whose side effects
  * touch only that part: `cni-firewall` is the nat chains a CNI DEL changes (the CNI's
  * per-pod chains and the built-in chains that jump to them), not the whole firewall
- * (on a node of 20,000 Services, seconds). Never part of a full probe.
+ * (on a node of 20,000 Services, seconds); `trust-store` is the cluster's CAs, the
+ * anchors and what the built bundle trusts, what the trust step changes of the files.
+ * Never part of a full probe.
  */
-export const NARROWER: Partial<Record<View, View>> = { 'cni-firewall': 'firewall' };
+export const NARROWER: Partial<Record<View, View>> = { 'cni-firewall': 'firewall', 'trust-store': 'files' };
+
+/** The views a step's re-probe takes for `views`: containers are judged alive by the process list. */
+export function reprobedViews(views: Iterable<View>): Set<View> {
+  const v = new Set(views);
+  if (v.has('containers')) v.add('processes');
+  return v;
+}
 /**
  * A full probe: membership residue. The installation footprint (`install`) only with
  * --purge. The node's facts only where a report shows them (verify, audit): their
@@ -360,62 +369,12 @@ export const CUT_CMDLINES = `tr '\\0' '\\001' | awk -F '\\n' -v max=${CMDLINE_BY
 const RESOLVED = `printf '%s\\0' "$@"; printf '\\0'
 [ $# -eq 0 ] || printf '%s\\0' "$@" | sed -z 's,/[^/]*$,,; s,^$,/,' | xargs -0 readlink -m -z --`;
 
-/** The read-only probe of `views` (all by default), after scriptPrelude. Ends with the `end` section. */
-export function probeBody(views: ReadonlySet<View> = ALL_VIEWS, rt: ContainerdPaths = CONTAINERD_DEFAULTS, daemon?: string): string {
-  const v = (view: View, text: string) => (views.has(view) ? text : '');
-  // The configured state dir, and the default one (what a daemon started before the config moved it left there).
-  const bundles = stateDirs(rt.state).map((d) => shQuote(k8sBundles(d)));
-  // Every path found is also kept in "$@", for the record of where it resolves (RESOLVED).
-  const paths = Object.entries(statePaths(rt))
-    .flatMap(([kind, globs]) => globs.map((g) => judgedGlob(g, `{ [ -e "$p" ] || [ -L "$p" ]; } && printf '%s\\t%s\\0' ${kind} "$p" && set -- "$@" "$p"`)))
-    .join('\n');
-  // IP holds the found paths (none has a space or newline: they are fixed names) for the ownership query.
-  const install = Object.entries(installPaths(rt))
-    .flatMap(([kind, globs]) => globs.map((g) => judgedGlob(g, `{ [ -e "$p" ] || [ -L "$p" ]; } && printf '%s\\t%s\\0' ${kind} "$p" && IP="$IP $p" && set -- "$@" "$p"`)))
-    .join('\n');
-  return `
-exec 2>/dev/null
-s meta
-read -r v < /proc/sys/kernel/hostname; printf 'hostname=%s\\n' "$v"
-v=; read -r v < /etc/machine-id; printf 'machine_id=%s\\n' "$v"
-read -r PID1 < /proc/1/comm; printf 'pid1=%s\\n' "$PID1"
-# The effective uid (Uid: real effective saved fs), without forking id -u.
-while read -r k _ v _; do [ "$k" = Uid: ] && printf 'uid=%s\\n' "$v" && break; done < /proc/self/status
-for t in crictl ctr docker etcdctl iptables-nft-save iptables-legacy-save ip6tables-nft-save ip6tables-legacy-save iptables-save nft ss systemctl ipvsadm ipset dpkg rpm; do has "$t" && printf 'tool=%s\\n' "$t"; done
-${v('files', `
-s paths
-set --
-${paths}
-for p in ${PROXY_CONFIGS.join(' ')}; do [ -f "$p" ] && grep -q -E '${PROXY_MARK}' "$p" && printf 'kubernetes-config\\t%s\\0' "$p" && set -- "$@" "$p"; done
-# Certificates and kubeconfigs, judged by content on the client: FILE NUL CONTENT NUL.
-s cluster-cas
-for f in ${CLUSTER_CAS.join(' ')}; do [ -f "$f" ] && { printf '%s\\0' "$f"; cat "$f"; printf '\\0'; }; done
-s anchors
-for f in ${ANCHORS.join(' ')}; do [ -f "$f" ] && { printf '%s\\0' "$f"; head -c 65536 "$f"; printf '\\0'; set -- "$@" "$f"; }; done
-s kubeconfigs
-# -o: block and flow style alike ({certificate-authority: …, server: …}).
-for f in ${KUBECONFIGS.join(' ')}; do [ -f "$f" ] && { printf '%s\\0' "$f"; grep -o -E '(certificate-authority-data|certificate-authority|server):[[:space:]]*[^,}[:space:]]+' "$f"; printf '\\0'; set -- "$@" "$f"; }; done
-s resolved
-${RESOLVED}
-s bundle
-# Which cluster CA the built bundle still trusts: a line of its base64 found there.
-for f in ${CLUSTER_CAS.join(' ')}; do [ -f "$f" ] && l=$(sed -n 2p "$f") && [ -n "$l" ] && grep -q -F -- "$l" ${CA_BUNDLE} && printf '%s\\n' "$f"; done
-s etcd-archives
-for p in ${ETCD_ARCHIVES}; do [ -f "$p" ] && printf '%s\\0' "$p"; done
-s sysctl
-# Not through a link: Debian's /etc/sysctl.d/99-sysctl.conf is /etc/sysctl.conf.
-set --; for f in /etc/sysctl.conf /etc/sysctl.d/*.conf; do [ -f "$f" ] && [ ! -L "$f" ] && set -- "$@" "$f"; done
-[ $# -gt 0 ] && grep -H -n -E '^[[:space:]]*(${SYSCTL_KEYS.map((k) => k.replace(/\./g, '\\.')).join('|')})[[:space:]]*=' "$@"`)}
-
-# Processes straight from /proc (ps reads five files per process): pid, comm, ppid
-# and start time from stat, argv from cmdline. grep -H prefixes every line with the
-# file it came from, so no process can forge another's entry. The listing is always
-# taken (it says which daemons run), and printed when asked for.
-ST=$(grep -a -H '' /proc/[0-9]*/stat)
-# Is a daemon running? Matched on its comm in the listing above: no pgrep, no fork.
-running() { case "$ST" in *" ($1) "*) return 0 ;; esac; return 1; }
-
-s containerd-args
+/**
+ * Where containerd keeps its state, socket and plugin dirs (sections containerd-args and
+ * containerd-config): the running daemon's command line and config, `#same` for the daemon
+ * the client already read (`daemon`). Sets CP, the daemon's PID. Reads the process listing (ST).
+ */
+const containerdConfig = (daemon: string | undefined): string => `s containerd-args
 # Where containerd keeps its state, socket and plugin dirs is its config's to say (and its
 # command line's): the running daemon's command line, else its unit's ExecStart. The
 # node's own daemon is the one in PID 1's mount namespace (not a kind node's, in a
@@ -457,6 +416,81 @@ while [ -n "$Q" ]; do
 done
 set +f
 fi
+`;
+
+/**
+ * The trust store, part of the files view (and the trust step's re-probe alone): the
+ * cluster's CAs and the anchors (FILE NUL CONTENT NUL, judged by content on the client),
+ * and which cluster CA the built bundle still trusts (a line of its base64 found there).
+ * Each anchor is kept in "$@" for the record of where it resolves.
+ */
+const TRUST_STORE = `s cluster-cas
+for f in ${CLUSTER_CAS.join(' ')}; do [ -f "$f" ] && { printf '%s\\0' "$f"; cat "$f"; printf '\\0'; }; done
+s anchors
+for f in ${ANCHORS.join(' ')}; do [ -f "$f" ] && { printf '%s\\0' "$f"; head -c 65536 "$f"; printf '\\0'; set -- "$@" "$f"; }; done
+s bundle
+for f in ${CLUSTER_CAS.join(' ')}; do [ -f "$f" ] && l=$(sed -n 2p "$f") && [ -n "$l" ] && grep -q -F -- "$l" ${CA_BUNDLE} && printf '%s\\n' "$f"; done`;
+
+/** The views that ask which processes run (the /proc listing every later check of a daemon reads). */
+const PROCESS_VIEWS: ReadonlySet<View> = new Set(['processes', 'containers', 'kubelet', 'etcd', 'install', 'facts']);
+/**
+ * The views that read containerd's command line and config again: a step's re-probe of
+ * its files, mounts or firewall cannot have moved containerd's dirs, so those views go by
+ * the paths the run last read (NodeState.containerd).
+ */
+const RUNTIME_VIEWS: ReadonlySet<View> = new Set(['containers', 'install', 'facts']);
+
+/** The read-only probe of `views` (all by default), after scriptPrelude. Ends with the `end` section. */
+export function probeBody(views: ReadonlySet<View> = ALL_VIEWS, rt: ContainerdPaths = CONTAINERD_DEFAULTS, daemon?: string): string {
+  const v = (view: View, text: string) => (views.has(view) ? text : '');
+  // The configured state dir, and the default one (what a daemon started before the config moved it left there).
+  const bundles = stateDirs(rt.state).map((d) => shQuote(k8sBundles(d)));
+  // Every path found is also kept in "$@", for the record of where it resolves (RESOLVED).
+  const paths = Object.entries(statePaths(rt))
+    .flatMap(([kind, globs]) => globs.map((g) => judgedGlob(g, `{ [ -e "$p" ] || [ -L "$p" ]; } && printf '%s\\t%s\\0' ${kind} "$p" && set -- "$@" "$p"`)))
+    .join('\n');
+  // IP holds the found paths (none has a space or newline: they are fixed names) for the ownership query.
+  const install = Object.entries(installPaths(rt))
+    .flatMap(([kind, globs]) => globs.map((g) => judgedGlob(g, `{ [ -e "$p" ] || [ -L "$p" ]; } && printf '%s\\t%s\\0' ${kind} "$p" && IP="$IP $p" && set -- "$@" "$p"`)))
+    .join('\n');
+  return `
+exec 2>/dev/null
+s meta
+read -r v < /proc/sys/kernel/hostname; printf 'hostname=%s\\n' "$v"
+v=; read -r v < /etc/machine-id; printf 'machine_id=%s\\n' "$v"
+read -r PID1 < /proc/1/comm; printf 'pid1=%s\\n' "$PID1"
+# The effective uid (Uid: real effective saved fs), without forking id -u.
+while read -r k _ v _; do [ "$k" = Uid: ] && printf 'uid=%s\\n' "$v" && break; done < /proc/self/status
+for t in crictl ctr docker etcdctl iptables-nft-save iptables-legacy-save ip6tables-nft-save ip6tables-legacy-save iptables-save nft ss systemctl ipvsadm ipset dpkg rpm; do has "$t" && printf 'tool=%s\\n' "$t"; done
+${v('files', `
+s paths
+set --
+${paths}
+for p in ${PROXY_CONFIGS.join(' ')}; do [ -f "$p" ] && grep -q -E '${PROXY_MARK}' "$p" && printf 'kubernetes-config\\t%s\\0' "$p" && set -- "$@" "$p"; done
+# Certificates and kubeconfigs, judged by content on the client: FILE NUL CONTENT NUL.
+${TRUST_STORE}
+s kubeconfigs
+# -o: block and flow style alike ({certificate-authority: …, server: …}).
+for f in ${KUBECONFIGS.join(' ')}; do [ -f "$f" ] && { printf '%s\\0' "$f"; grep -o -E '(certificate-authority-data|certificate-authority|server):[[:space:]]*[^,}[:space:]]+' "$f"; printf '\\0'; set -- "$@" "$f"; }; done
+s resolved
+${RESOLVED}
+s etcd-archives
+for p in ${ETCD_ARCHIVES}; do [ -f "$p" ] && printf '%s\\0' "$p"; done
+s sysctl
+# Not through a link: Debian's /etc/sysctl.d/99-sysctl.conf is /etc/sysctl.conf.
+set --; for f in /etc/sysctl.conf /etc/sysctl.d/*.conf; do [ -f "$f" ] && [ ! -L "$f" ] && set -- "$@" "$f"; done
+[ $# -gt 0 ] && grep -H -n -E '^[[:space:]]*(${SYSCTL_KEYS.map((k) => k.replace(/\./g, '\\.')).join('|')})[[:space:]]*=' "$@"`)}
+
+# Processes straight from /proc (ps reads five files per process): pid, comm, ppid
+# and start time from stat, argv from cmdline. grep -H prefixes every line with the
+# file it came from, so no process can forge another's entry. The listing is taken for
+# the views that ask which daemons run, and printed when asked for.
+ST=${[...PROCESS_VIEWS].some((x) => views.has(x)) ? `$(grep -a -H '' /proc/[0-9]*/stat)` : ''}
+# Is a daemon running? Matched on its comm in the listing above: no pgrep, no fork.
+running() { case "$ST" in *" ($1) "*) return 0 ;; esac; return 1; }
+CP=
+${[...RUNTIME_VIEWS].some((x) => views.has(x)) ? containerdConfig(daemon) : ''}
+${views.has('files') ? '' : v('trust-store', TRUST_STORE)}
 ${v('dns', `
 # kubespray's resolver files: PATH NUL TYPE NUL TARGET NUL then, for a regular file at the end of its links,
 # c NUL TEXT NUL SHA-256 NUL (else n NUL NUL NUL): the sum tells the client whether the text it decoded is the file's bytes.

@@ -147,7 +147,7 @@ export async function runCommand(inventoryFile: string, targets: string[], flags
           throw e instanceof UserError ? inputError(`${h.name}: ${e.message}`) : e;
         }
         const step = s.kind === 'builtin' ? STEPS[s.name]! : shellStep(s.label, s.shell, s.check, s.timeoutSec);
-        return { step, label: s.label, params: s.kind === 'builtin' ? s.params : {}, ...(holds ? {} : { skip: `when: ${s.when?.map((c) => c.text).join(' and ')} is false here` }) };
+        return { step, label: s.label, params: s.kind === 'builtin' ? s.params : {}, ...(s.parallel ? { parallel: s.parallel } : {}), ...(holds ? {} : { skip: `when: ${s.when?.map((c) => c.text).join(' and ')} is false here` }) };
       }),
     );
   }

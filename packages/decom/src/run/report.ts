@@ -16,8 +16,10 @@ export interface Reporter {
 }
 
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)}s`;
+/** " [parallel: GROUP]" after a step that runs side by side with others. */
+const parallelMark = (r: StepResult) => (r.parallel ? ` [parallel: ${r.parallel}]` : '');
 const stepLine = (r: StepResult) =>
-  `${r.name} ${r.status}${r.actions.length ? ` (${r.actions.length} action${r.actions.length === 1 ? '' : 's'}, ${secs(r.ms)})` : ''}${r.reason && r.status !== 'ok' ? `: ${r.reason}` : ''}`;
+  `${r.name} ${r.status}${parallelMark(r)}${r.actions.length ? ` (${r.actions.length} action${r.actions.length === 1 ? '' : 's'}, ${secs(r.ms)})` : ''}${r.reason && r.status !== 'ok' ? `: ${r.reason}` : ''}`;
 
 /** Plain lines, one per finished step, for CI logs and pipes. */
 export function plainReporter(out: NodeJS.WritableStream, check: boolean): Reporter {
@@ -27,7 +29,7 @@ export function plainReporter(out: NodeJS.WritableStream, check: boolean): Repor
       if (e.type === 'step-log') out.write(`${ts()} ${printable(e.host)}  ${printable(`${e.step}: ${e.line}`)}\n`);
       if (e.type === 'step-end') {
         const planned = check && e.result.actions.length ? `: would ${e.result.actions.map((a) => a.what).join('; ')}` : '';
-        out.write(`${ts()} ${printable(e.host)}  ${printable(check ? `${e.result.name} ${e.result.status === 'changed' ? 'would change' : e.result.status}${planned}` : stepLine(e.result))}\n`);
+        out.write(`${ts()} ${printable(e.host)}  ${printable(check ? `${e.result.name} ${e.result.status === 'changed' ? 'would change' : e.result.status}${parallelMark(e.result)}${planned}` : stepLine(e.result))}\n`);
       }
     },
     done: async () => {},
@@ -97,13 +99,26 @@ function verdict(r: HostResult): string {
   return `NOT CLEAN${failed ? `: ${failed.name} failed${failed.reason ? ` (${failed.reason})` : ''}` : ''} (${counts})`;
 }
 
+/** The steps from `i` on that share its `parallel:` group, up to the first that does not. */
+function groupFrom(steps: StepResult[], i: number): StepResult[] {
+  const group = steps[i]?.parallel;
+  let end = i;
+  while (group && steps[end + 1]?.parallel === group) end++;
+  return steps.slice(i, end + 1);
+}
+
 /** After the run: per host its verdict, what is left (by kind), its backup; in --check, every planned action. */
 export function renderRunText(results: HostResult[], o: { check: boolean; details: boolean; journal: string }): string {
   const out: string[] = [];
   for (const r of results) {
     const host = printable(r.host);
     if (o.check) {
-      for (const s of r.steps) {
+      for (const [i, s] of r.steps.entries()) {
+        // Once per group, before its first step: which steps a real run runs side by side.
+        if (s.parallel && r.steps[i - 1]?.parallel !== s.parallel) {
+          const members = groupFrom(r.steps, i).filter((x) => x.status !== 'skipped');
+          if (members.length > 1) out.push(`${host}  ${members.map((x) => x.name).join(' + ')}: run side by side, in one round trip (parallel: ${printable(s.parallel)})`);
+        }
         if (s.status === 'skipped') out.push(`${host}  ${s.name}: skipped (${printable(s.reason ?? '')})`);
         else if (!s.actions.length) out.push(`${host}  ${s.name}: ${s.left.length ? `cannot remove ${s.left.length} (${printable(s.reason ?? '')})` : 'nothing to do'}`);
         for (const a of s.actions) out.push(`${host}  ${s.name}: ${printable(a.what)}${a.nodeDecides ? `  [node decides: ${printable(a.nodeDecides)}]` : ''}`);
@@ -150,6 +165,7 @@ export function renderRunJson(results: HostResult[], o: { runId: string; journal
         steps: r.steps.map((s) => ({
           name: s.name,
           status: s.status,
+          ...(s.parallel ? { parallel: s.parallel } : {}),
           ...(s.reason ? { reason: s.reason } : {}),
           actions: s.actions.map((a) => ({ what: a.what, ...(a.nodeDecides ? { nodeDecides: a.nodeDecides } : {}), ...(a.code !== undefined ? { code: a.code } : {}), ...(a.skipped ? { skipped: true } : {}) })),
           left: s.left,

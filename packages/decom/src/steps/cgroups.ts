@@ -88,6 +88,7 @@ export const cgroups: Step = {
   params: z.object({}),
   owns: (f) => f.kind === 'pod-cgroup',
   views: ['cgroups', 'processes'],
+  follows: ['kubelet', 'containers', 'processes'],
   plan(s) {
     const kube = s.cgroups.kube;
     if (!kube.length) return [];

@@ -53,6 +53,9 @@ export const dns: Step = {
   params: z.object({}),
   owns: (f) => f.kind === 'dns-config',
   views: ['dns'],
+  // kubespray's resolver files (a rewrite's temp file goes beside its file), and what the reloaded services write.
+  paths: ['/etc/resolv.conf', '/etc/dhclient.conf', '/etc/dhcp', '/etc/systemd/resolved.conf.d', '/etc/NetworkManager', '/run/systemd/resolve', '/run/NetworkManager'],
+  follows: ['backup', 'containers'],
   plan(s) {
     const edits = plannedDnsEdits(s);
     // dhclient reads its config at start only: a running one writes the cluster's servers again at its next renewal.

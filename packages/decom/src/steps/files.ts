@@ -31,6 +31,7 @@ export const files: Step = {
   params: z.object({}),
   owns: (f) => KINDS.has(f.kind),
   views: ['files', 'mounts'],
+  follows: ['backup', 'trust', 'dns', 'kubelet', 'containers', 'processes', 'etcd', 'mounts'],
   plan(s) {
     // The evidence last: users' kubeconfigs are this cluster's by the CA and server in /etc/kubernetes and etcd's
     // certificates, so those go after them. A run interrupted in between leaves its rerun what it judges by.

@@ -21,6 +21,9 @@ export const firewall: Step = {
   params: z.object({}),
   owns: (f) => f.kind === 'iptables' || f.kind === 'nftables' || f.kind === 'ipvs' || f.kind === 'ipset',
   views: ['firewall'],
+  // The kernel's tables only.
+  paths: [],
+  follows: ['backup', 'containers', 'processes'],
   plan(s) {
     const actions: Action[] = [];
     for (const c of pruneCommands(s.iptables)) {

@@ -40,6 +40,9 @@ export const mounts: Step = {
   params: z.object({}),
   owns: (f) => f.kind === 'mount' && !NETNS_MOUNT.test(f.subject),
   views: ['mounts'],
+  // Where the residue rules find Kubernetes' mounts (the runtime's state dirs by default).
+  paths: ['/var/lib/kubelet', '/run/containerd', '/var/lib/containerd', '/run/netns', '/var/run/netns', '/run/k3s', '/var/lib/rancher/k3s'],
+  follows: ['backup', 'containers', 'processes'],
   plan(s) {
     // Deepest first; of equal depth, the one mounted last (it may sit on the other).
     const order = mountFindings(s)
@@ -64,6 +67,8 @@ export const links: Step = {
   params: z.object({}),
   owns: (f) => f.kind === 'cni-link',
   views: ['links'],
+  paths: [],
+  follows: ['backup', 'containers'],
   plan(s) {
     // Pod-side veths first: a bridge deleted first would leave them unattached, and no longer recognisable.
     const names = findings(s)
@@ -85,6 +90,8 @@ export const routes: Step = {
   params: z.object({}),
   owns: (f) => f.kind === 'route',
   views: ['links'],
+  paths: [],
+  follows: ['backup', 'containers', 'links'],
   plan(s) {
     return cniRoutes(s).map((r) => ({
       what: `delete route ${r.spec}${r.via ? ` via ${r.via}` : ''}`,
@@ -108,6 +115,8 @@ export const netns: Step = {
   params: z.object({}),
   owns: (f) => f.kind === 'netns' || (f.kind === 'mount' && NETNS_MOUNT.test(f.subject)),
   views: ['netns', 'mounts'],
+  paths: ['/run/netns', '/var/run/netns'],
+  follows: ['backup', 'containers', 'links'],
   plan(s) {
     return s.netns.filter((n) => n.startsWith('cni-')).map(deleteNetnsAction);
   },

@@ -43,6 +43,7 @@ export const staticPods: Step = {
   params: z.object({ timeoutSec: z.number().int().positive().default(60).describe('how long to wait for the kubelet to stop the pods') }),
   owns: (f) => f.kind === 'static-pod-manifest',
   views: ['files', 'kubelet', 'containers', 'processes', 'sockets', 'mounts'],
+  follows: ['backup'],
   plan(s, ctx) {
     const manifests = s.paths.filter((p) => p.kind === 'static-pod-manifest').map((p) => p.path);
     if (!manifests.length) return [];
@@ -149,6 +150,9 @@ export const containers: Step = {
   owns: (f) => f.kind === 'pod-sandbox' || f.kind === 'container',
   // What the CNI DEL of a stopped sandbox changes is looked at again, for the steps after this one.
   views: ['containers', 'processes', 'sockets', 'mounts', 'netns', 'links', 'cni-firewall'],
+  // The runtime's state, and what the CNI plugins' DEL releases (leases, netns, their daemons' state).
+  paths: ['/run/containerd', '/var/lib/containerd', '/var/lib/cni', '/run/netns', '/var/run/netns', '/run/flannel', '/run/calico', '/var/lib/calico', '/var/run/calico'],
+  follows: ['backup', 'static-pods', 'kubelet'],
   plan: (s) => runtimeRemoval(s, s.containers, { only: false, startStopped: true }),
   // The runtime's teardown of its sandboxes takes their pod networks with them (CNI DEL).
   after: (s) => removeContainers(stopSandboxes(s, s.containers.filter((c) => c.runtime === 'containerd' && c.kind === 'sandbox')), () => true),
@@ -177,6 +181,7 @@ export const processes: Step = {
   params: z.object({ graceSec: z.number().int().nonnegative().default(PROCESS_GRACE_SEC).describe('seconds between TERM and KILL') }),
   owns: (f) => f.kind === 'shim-process' || f.kind === 'orphan-container-process',
   views: ['processes', 'sockets'],
+  follows: ['backup', 'kubelet', 'containers'],
   plan(s, ctx) {
     const procs = leftoverProcesses(s);
     if (!procs.length) return [];
@@ -192,6 +197,7 @@ export const ports: Step = {
   params: z.object({}),
   owns: (f) => f.kind === 'listening-port',
   views: ['sockets'],
+  follows: ['kubelet', 'containers', 'processes', 'etcd'],
   plan: () => [],
   after: (s) => s,
 };

@@ -21,6 +21,7 @@ export const installed: Step = {
   params: z.object({}),
   owns: (f) => KINDS.has(f.kind),
   views: ['install', 'files'],
+  follows: ['backup', 'kubelet', 'containers', 'etcd', 'files'],
   plan(s) {
     const found = findings(s).filter((f) => KINDS.has(f.kind));
     const paths = found.map((f) => f.subject);
@@ -41,6 +42,7 @@ export const images: Step = {
   params: z.object({}),
   owns: (f) => f.kind === 'image',
   views: ['install'],
+  follows: ['backup', 'containers'],
   plan(s) {
     const actions: Action[] = [];
     if (s.images.length) {

@@ -22,6 +22,7 @@ export const kubelet: Step = {
   params: z.object({ graceSec: z.number().int().nonnegative().default(10) }),
   owns: (f) => f.kind === 'kubelet-process' || f.kind === 'kubelet-service' || f.kind === 'runtime-daemon',
   views: ['processes', 'units', 'sockets'],
+  follows: ['backup', 'static-pods'],
   plan(s, ctx) {
     const actions: Action[] = [];
     const procs = daemons(s);
@@ -95,6 +96,7 @@ export const etcd: Step = {
   params: z.object({ graceSec: z.number().int().nonnegative().default(10) }),
   owns: (f) => f.kind === 'etcd-process' || f.kind === 'etcd-data',
   views: ['processes', 'units', 'sockets', 'files', 'etcd'],
+  follows: ['backup', 'etcd-member'],
   refuse: (s, ctx) => (ctx.before.has('etcd-member') ? undefined : etcdInterlock(s)),
   plan(s, ctx) {
     const actions: Action[] = [];

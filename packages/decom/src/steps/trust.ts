@@ -14,7 +14,10 @@ export const trust: Step = {
   description: "remove the cluster's CAs from the system trust store (judged by content: a user's CA stays) and rebuild the bundle",
   params: z.object({}),
   owns: (f) => f.kind === 'trust-anchor',
-  views: ['files'],
+  views: ['trust-store'],
+  // The anchors' stores, and what rebuilding the bundle writes (its hooks: Java's keystore below /etc/ssl/certs).
+  paths: [...ANCHOR_DIRS, '/etc/ssl/certs', '/etc/pki/ca-trust', '/etc/ca-certificates'],
+  follows: ['backup'],
   plan(s) {
     const anchors = clusterAnchors(s).map((a) => a.path);
     if (!anchors.length && !s.bundleTrusts.length) return [];

@@ -12,7 +12,7 @@ export interface RunReport {
   hosts: {
     host: string; reachable: boolean; clean: boolean; ok: number; changed: number; failed: number; skipped: number;
     error?: string; refused?: string; finishes?: string; backup?: string; notRun?: string; warnings?: string[]; down?: string; left?: { kind: string; subject: string; detail: string }[];
-    steps: { name: string; status: string; reason?: string; actions: { what: string; code?: number }[]; left: { kind: string; subject: string }[] }[];
+    steps: { name: string; status: string; parallel?: string; reason?: string; actions: { what: string; code?: number }[]; left: { kind: string; subject: string }[] }[];
   }[];
 }
 

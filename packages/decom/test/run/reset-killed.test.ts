@@ -12,7 +12,7 @@ import { INVENTORY, runJson } from '../helpers/run.js';
 import { tempDir } from '../helpers/temp.js';
 
 /** Where decom is killed: right after the run starts on the host, then after each step but the last. */
-const BOUNDARIES = ['host-start', 'backup', 'static-pods', 'kubelet', 'containers', 'processes', 'etcd', 'ports', 'mounts', 'links', 'routes', 'netns', 'firewall', 'trust', 'files'];
+const BOUNDARIES = ['host-start', 'backup', 'static-pods', 'kubelet', 'containers', 'trust', 'processes', 'etcd', 'ports', 'mounts', 'links', 'routes', 'netns', 'firewall', 'files'];
 
 /** The node after them: init-less, containerd gone (orphaned-shims), its run killed once the reset has started one. */
 const STARTED_ON = `node${BOUNDARIES.length + 1}`;

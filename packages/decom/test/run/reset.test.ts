@@ -45,7 +45,12 @@ describe('decom run --playbook reset on kubespray-leftovers (systemd)', () => {
     check = c.report;
     expect(nodeSnapshot('node1')).toBe(snap);
     const steps = check.hosts[0]!.steps;
-    expect(steps.map((s) => s.name)).toEqual(['backup', 'static-pods', 'kubelet', 'containers', 'processes', 'cgroups', 'etcd', 'ports', 'mounts', 'links', 'routes', 'netns', 'firewall', 'dns', 'trust', 'files', 'installed', 'images', 'verify']);
+    expect(steps.map((s) => s.name)).toEqual(['backup', 'static-pods', 'kubelet', 'containers', 'trust', 'processes', 'cgroups', 'etcd', 'ports', 'mounts', 'links', 'routes', 'netns', 'firewall', 'dns', 'files', 'installed', 'images', 'verify']);
+    // Which steps a real run runs side by side, as the plan says it.
+    expect(steps.filter((s) => s.parallel).map((s) => `${s.parallel}: ${s.name}`)).toEqual([
+      'runtime-and-trust: containers', 'runtime-and-trust: trust', 'mounts-and-links: mounts', 'mounts-and-links: links',
+      'network: routes', 'network: netns', 'network: firewall', 'network: dns',
+    ]);
     expect(steps.find((s) => s.name === 'static-pods')!.actions.map((a) => a.what).join('\n')).toMatch(/move 4 manifests .*etcd\.yaml, kube-apiserver\.yaml/);
   });
 
@@ -152,6 +157,14 @@ chmod 0755 /usr/local/bin/tar`);
     const actions = events.filter((e) => e.event === 'action' && e.host === 'node1');
     expect(actions.length).toBe(real.report.hosts[0]!.steps.reduce((n, s) => n + s.actions.length, 0));
     expect(actions.find((a) => String(a.action).startsWith('systemctl disable --now kubelet'))).toMatchObject({ code: 0, step: 'kubelet' });
+    // Every action's time, the node's own for its scripts.
+    expect(actions.filter((a) => typeof a.ms !== 'number')).toEqual([]);
+    // The trust store's rebuild ran beside the runtime's teardown: both started before either ended, each journaled under its own step.
+    const at = (event: string, step: string) => events.findIndex((e) => e.host === 'node1' && e.event === event && e.step === step);
+    for (const step of ['containers', 'trust']) expect(events[at('step-start', step)], step).toMatchObject({ parallel: 'runtime-and-trust' });
+    expect(Math.max(at('step-start', 'containers'), at('step-start', 'trust'))).toBeLessThan(Math.min(at('step', 'containers'), at('step', 'trust')));
+    expect(actions.find((a) => String(a.action).includes('rebuild the trust bundle'))).toMatchObject({ code: 0, step: 'trust' });
+    expect(events[at('step', 'trust')]).toMatchObject({ status: 'changed', parallel: 'runtime-and-trust' });
     expect(statSync(real.report.journal).mode & 0o777).toBe(0o600);
   });
 
