@@ -284,7 +284,7 @@ function judge(s: Running, state: NodeState, after: { note?: string; afterError?
   const failed = left.length > 0 || (p.step.mustSucceed && badExit !== undefined) || after.afterError !== undefined;
   const r: StepResult = { name: p.label, status: failed ? 'failed' : ran ? 'changed' : 'ok', actions, left, ms: Date.now() - s.started, ...(p.parallel ? { parallel: p.parallel } : {}) };
   if (after.afterError) r.reason = after.afterError;
-  else if (failed && badExit) r.reason = `${badExit.what}: exit ${badExit.code}${badExit.output?.trim() ? `: ${badExit.output.trim().split('\n').slice(-3).join(' | ')}` : ''}`;
+  else if (failed && badExit) r.reason = `${badExit.what}: ${badExit.code === undefined ? 'no exit status' : `exit ${badExit.code}`}${badExit.output?.trim() ? `: ${badExit.output.trim().split('\n').slice(-3).join(' | ')}` : ''}`;
   else if (left.length) r.reason = plan.length ? `${left.length} left after its actions` : 'this step has nothing it can do about what is left';
   else if (after.note) r.reason = after.note;
   return r;
@@ -320,39 +320,52 @@ export async function applyStep(t: Transport, state: NodeState, p: PlannedStep, 
 }
 
 /**
- * A `parallel:` group (playbook/parallel.ts proved its steps independent): every
- * step's client-side actions, and beside them every step's node scripts, each step's
- * in a branch of its own in ONE round trip; then ONE probe of all their views, in that
- * trip when no step has client-side actions. Each step keeps its actions, journal
- * events and verdict, judged on its own residue: one that fails hides nothing of another's.
+ * A `parallel:` group (playbook/parallel.ts proved its steps independent). The node
+ * scripts of its steps without client-side work run in ONE round trip, each step's in a
+ * branch of its own, beside the others' client-side work (the CRI over the connection);
+ * those steps' own node scripts follow their client-side work, in the trip that then
+ * probes every view the group watches (the first trip does, when no step has
+ * client-side work). Each step keeps its actions, journal events and verdict, judged on
+ * its own residue: one that fails hides nothing of another's.
  */
 export async function applyGroup(t: Transport, state: NodeState, members: { p: PlannedStep; ctx: StepContext }[], sudo: boolean, full: ReadonlySet<View>, journal: (e: Record<string, unknown>) => void): Promise<{ results: StepResult[]; state: NodeState }> {
   const steps = members.map((m) => begin(m.p, state, m.ctx, journal));
   const working = steps.filter((s) => s.plan.length || s.p.step.reprobe);
   const views = new Set(working.flatMap((s) => [...viewsOf(s.p.step, full)]));
   const timeoutSec = Math.max(...working.map((s) => s.p.step.timeoutSec?.(s.ctx) ?? 120));
-  const branches = { branches: working.map((s) => s.plan.filter((x) => !x.client)) };
-  const node: ActionResult[] = [];
+  const scriptsOf = (s: Running) => s.plan.filter((x) => !x.client);
+  const withClient = working.filter((s) => s.plan.some((a) => a.client));
+  const nodeOnly = working.filter((s) => !withClient.includes(s));
+  /** A trip of these steps' scripts, side by side; its results handed back to each step, also from a trip cut off. */
+  const trip = async (of: Running[], probe: ReadonlySet<View> | null) => {
+    const results: ActionResult[] = [];
+    try {
+      const r = await roundTrip(t, { actions: { branches: of.map(scriptsOf) }, views: probe, prev: state, sudo, timeoutSec, preamble: HOLD_WORK }).catch(keepResults(results));
+      results.push(...r.results);
+      return r.state;
+    } finally {
+      let i = 0;
+      for (const s of of) {
+        const n = scriptsOf(s).length;
+        s.actions.push(...results.slice(i, i + n));
+        i += n;
+      }
+    }
+  };
   try {
     if (working.length) {
-      const client = working.some((s) => s.plan.some((a) => a.client));
-      // With client-side actions, the probe waits for them: the scripts' trip runs beside them, the probe after both.
-      const [trip] = await Promise.all([
-        roundTrip(t, { actions: branches, views: client ? null : views, prev: state, sudo, timeoutSec, preamble: HOLD_WORK }).catch(keepResults(node)),
-        ...working.map((s) => clientActions(t, s, sudo, journal)),
+      // Settled both: a failure on one side still waits for, and journals, what the other did.
+      const first = await Promise.allSettled([
+        nodeOnly.length && (withClient.length === 0 || nodeOnly.some((s) => scriptsOf(s).length)) ? trip(nodeOnly, withClient.length ? null : views) : Promise.resolve(undefined),
+        ...withClient.map((s) => clientActions(t, s, sudo, journal)),
       ]);
-      node.push(...trip.results);
-      state = client ? (await roundTrip(t, { actions: [], views, prev: state, sudo, timeoutSec: 60 })).state : trip.state;
+      const failed = first.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) throw failed.reason;
+      const probed = (first[0] as PromiseFulfilledResult<NodeState | undefined>).value;
+      state = withClient.length || !probed ? await trip(withClient, views) : probed;
     }
   } finally {
-    // The trip's results are the branches' actions in order: each step takes its own back.
-    let i = 0;
-    for (const s of working) {
-      const n = s.plan.filter((x) => !x.client).length;
-      s.actions.push(...node.slice(i, i + n));
-      i += n;
-      journalActions(s, journal);
-    }
+    for (const s of working) journalActions(s, journal);
   }
   const results: StepResult[] = [];
   for (const s of steps) results.push(judge(s, state, working.includes(s) ? await follow(t, s, sudo) : {}));
@@ -360,21 +373,19 @@ export async function applyGroup(t: Transport, state: NodeState, members: { p: P
 }
 
 /**
- * --remove-etcd-archive, once the node is proven clean: each archive the final probe found
- * goes with its dir (the etcd step's `RUN-etcd-data`, steps/backup.ts), judged on the node
- * as the backup dir is. The state then holds only what is left, for the notes.
- */
-/**
  * What a clean node keeps of the run, removed in one exec through the on-node guard: the
  * node's copy of the backup (unless --keep-backup-on-node; its failure is silent, as the
- * operator holds the checked copy), then the etcd archives with --remove-etcd-archive,
- * whose exit the exec answers: a failure is a warning and the note stays.
+ * operator holds the checked copy), then the etcd archives with --remove-etcd-archive
+ * (each with its dir, the etcd step's `RUN-etcd-data`), whose exit the exec answers: a
+ * failure is a warning and the note stays. The same exec then releases the node's lock
+ * (`release`): one session less per node.
  */
-async function removeKept(t: Transport, state: NodeState, o: { backupDir?: string | undefined; archives: boolean }, sudo: boolean, warnings: string[], journal: (e: Record<string, unknown>) => void): Promise<NodeState> {
+async function removeKept(t: Transport, state: NodeState, o: { backupDir?: string | undefined; archives: boolean; release: string }, sudo: boolean, warnings: string[], journal: (e: Record<string, unknown>) => void): Promise<NodeState> {
   const dirs = o.archives ? state.etcdArchives.map((a) => a.slice(0, a.lastIndexOf('/'))) : [];
   // In a subshell: its refusal (an exit) must not end the script before the archives.
   const backup = o.backupDir ? `( ${deletePathScript(o.backupDir, { root: NODE_BACKUPS })}\n) >/dev/null 2>&1 || true\n` : '';
-  const r = await t.exec(`${PATH_GUARD}${backup}${dirs.map((d) => `${deletePathScript(d, { root: NODE_BACKUPS })} || exit 1`).join('\n')}`, { sudo, timeoutSec: 60 });
+  const remove = `${backup}${dirs.map((d) => `${deletePathScript(d, { root: NODE_BACKUPS })} || exit 1`).join('\n')}`;
+  const r = await t.exec(`${PATH_GUARD}( ${remove}\n); RC=$?\n${o.release}\nexit $RC`, { sudo, timeoutSec: 60 });
   if (!dirs.length) return state;
   const why = `${r.stdout}${r.stderr}`.trim().split('\n').pop() ?? '';
   journal({ event: 'remove-etcd-archive', line: `${dirs.join(', ')}: exit ${r.code}`, code: r.code });
@@ -405,6 +416,7 @@ async function runHost(host: Host, o: RunOptions): Promise<HostResult> {
   }
   if (cluster?.options.nodeIsDown) return runDownHost(host, o, planned, cluster, result, journal, (s) => (current = s));
   let t: Transport | undefined;
+  let released = false; // the node's lock, released with what a clean node keeps of the run
   try {
     t = await o.connect(host);
     const opened = await openHost(t, host, o, planned, ctxOf, cluster);
@@ -437,18 +449,15 @@ async function runHost(host: Host, o: RunOptions): Promise<HostResult> {
       const group = !o.check && !stopped ? planned.slice(i, end + 1) : [];
       const together = group.filter((x) => !x.skip);
       if (together.length > 1) {
-        for (const x of group.filter((y) => y.skip)) {
-          const r: StepResult = { name: x.label, status: 'skipped', actions: [], left: [], reason: x.skip, ms: 0 };
-          journal({ event: 'step', step: x.label, status: r.status, reason: r.reason });
-          result.steps.push(r);
-          o.emit({ type: 'step-end', host: host.name, step: x.label, result: r });
-        }
         for (const x of together) o.emit({ type: 'step-start', host: host.name, step: x.label });
         current = together.map((x) => x.label).join(', ');
         const done = await applyGroup(t, state, together.map((x) => ({ p: x, ctx: ctxOf(x) })), sudo, fullViews(o), journal);
         state = done.state;
         fresh = false;
-        for (const r of done.results) {
+        // In the playbook's order, a member its `when:` skips here among them.
+        for (const x of group) {
+          const r: StepResult = x.skip ? { name: x.label, status: 'skipped', actions: [], left: [], reason: x.skip, ms: 0 } : done.results[together.indexOf(x)]!;
+          if (x.step.afterApply && r.status === 'changed') result.backup = ctxOf(x).operatorBackupDir;
           journal({ event: 'step', step: r.name, status: r.status, actions: r.actions.length, left: r.left.map((f) => `${f.kind} ${f.subject}`), reason: r.reason, ms: r.ms, parallel: r.parallel });
           result.steps.push(r);
           o.emit({ type: 'step-end', host: host.name, step: r.name, result: r });
@@ -491,7 +500,8 @@ async function runHost(host: Host, o: RunOptions): Promise<HostResult> {
     const dropBackup = !o.keepBackupOnNode && result.backup !== undefined;
     const dropArchives = o.removeEtcdArchive === true && state.etcdArchives.length > 0;
     if (!o.check && result.clean && (dropBackup || dropArchives)) {
-      state = await removeKept(t, state, { backupDir: dropBackup ? backupDir : undefined, archives: dropArchives }, sudo, result.warnings, journal);
+      state = await removeKept(t, state, { backupDir: dropBackup ? backupDir : undefined, archives: dropArchives, release: releaseScript(o.runId) }, sudo, result.warnings, journal);
+      released = true;
     }
     result.warnings.push(...notes(state));
     return result;
@@ -512,7 +522,7 @@ async function runHost(host: Host, o: RunOptions): Promise<HostResult> {
     return result;
   } finally {
     // Released on every path, also when the first round trip took the lock and then failed: the script removes only this run's lock.
-    if (t && !o.check && !result.lost) await t.exec(releaseScript(o.runId), { sudo, timeoutSec: 30 }).catch(() => {});
+    if (t && !o.check && !result.lost && !released) await t.exec(releaseScript(o.runId), { sudo, timeoutSec: 30 }).catch(() => {});
     await t?.close().catch(() => {});
     journal({ event: 'host-end', reachable: result.reachable, clean: result.clean, refused: result.refused, error: result.error });
     o.emit({ type: 'host-end', host: host.name, result });

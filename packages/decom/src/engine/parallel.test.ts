@@ -5,7 +5,7 @@
 // others' node scripts. The node is this machine under dash, in a temporary folder; the
 // probe after the actions reads only /proc.
 import { spawn } from 'node:child_process';
-import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -15,6 +15,7 @@ import { applyGroup, type PlannedStep } from './engine.js';
 import type { Action, Step, StepContext } from './step.js';
 import { emptyState } from '../probes/index.js';
 import type { Transport } from '../transport/types.js';
+import { localTransport } from '../transport/local.js';
 import { tempDir } from '../../test/helpers/temp.js';
 
 const work = tempDir('decom-parallel-');
@@ -79,6 +80,18 @@ describe('a parallel group on the node', () => {
     expect(trip.results[2]!.ms).toBeGreaterThanOrEqual(150);
     // The probe after them ran: the state is this machine's.
     expect(trip.state.pid1).not.toBe('');
+  });
+
+  it('cut off by its timeout, still says which actions finished, and leaves no scratch dir', async () => {
+    const scratch = () => readdirSync('/run').filter((f) => f.startsWith('decom-parallel.'));
+    const before = scratch();
+    const local = localTransport('test');
+    const cut = await roundTrip(local, { actions: { branches: [[{ what: 'quick', script: 'echo done' }], [{ what: 'slow', script: 'sleep 20' }]] }, views: null, prev: emptyState(), sudo: false, timeoutSec: 2 }).then(
+      () => undefined,
+      (e: unknown) => e as { results?: { what: string; code?: number }[] },
+    );
+    expect(cut?.results?.map((r) => [r.what, r.code])).toEqual([['quick', 0], ['slow', undefined]]);
+    expect(scratch()).toEqual(before);
   });
 });
 

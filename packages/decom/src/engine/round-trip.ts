@@ -40,8 +40,10 @@ function sequenceScript(actions: readonly Action[], first: number): string {
 
 /**
  * Branches of actions side by side (a playbook's `parallel:` group): each in a background
- * subshell writing its sections to a file of its own, so no two interleave; then the files
- * in order. Without a scratch dir they run one after the other.
+ * subshell writing its sections to a file of its own (in /run, else the temp dir), so no
+ * two interleave; then the files in order. Cut off by the trip's timeout, what the
+ * branches wrote is still printed (the client names which actions finished). Without a
+ * scratch dir they run one after the other.
  */
 function branchesScript(branches: readonly (readonly Action[])[]): string {
   const live = branches.filter((b) => b.length);
@@ -54,7 +56,8 @@ function branchesScript(branches: readonly (readonly Action[])[]): string {
   if (parts.length < 2) return parts.join('');
   const parallel = parts.map((text, i) => `( ${text}\n) >"$PAR/${i}" 2>&1 &`).join('\n');
   const files = parts.map((_, i) => `"$PAR/${i}"`).join(' ');
-  return `if PAR=$(mktemp -d); then\n${parallel}\nwait\ncat ${files}; rm -rf -- "$PAR"\nelse\n${parts.join('\n')}\nfi`;
+  const flush = `cat ${files} 2>/dev/null; rm -rf -- "$PAR"`;
+  return `if PAR=$(mktemp -d /run/decom-parallel.XXXXXX 2>/dev/null || mktemp -d); then\ntrap '${flush}; exit 124' TERM HUP INT\n${parallel}\nwait\ntrap - TERM HUP INT\n${flush}\nelse\n${parts.join('\n')}\nfi`;
 }
 
 /**
@@ -97,6 +100,8 @@ export async function roundTrip(
     const timed = Number.isFinite(ms) ? { ms } : {};
     const output = excerpt((sections.get(`act-${i}`) ?? '').replace(/\n$/, ''));
     if (rc === 'skip') return { ...a, skipped: true, ...(output ? { output } : {}), ...timed };
+    // The trip ended and this action said nothing: its branch could not start or was cut off.
+    if (!rc && sections.has('end')) return { ...a, output: output || 'no exit status came back (its branch could not run, or was cut off)' };
     return { ...a, ...(rc ? { code: Number(rc) } : {}), output, ...timed };
   });
   if (!sections.has('end')) {

@@ -78,11 +78,14 @@ export function stateFromSections(s: Map<string, string>, prev?: NodeState): Nod
     st.bundleTrusts = get('bundle').split('\n').filter(Boolean);
     st.sysctl = get('sysctl').split('\n').filter(Boolean);
     st.etcdArchives = get('etcd-archives').split('\0').map((p) => p.replace(/^\n/, '')).filter((p) => p.startsWith('/'));
-  } else if (has('anchors')) {
-    // The trust store alone (the trust step's re-probe): the rest of the files view stands.
-    st.clusterCAs = parseCertificates(get('cluster-cas'));
-    st.anchors = parseCertificates(get('anchors'));
-    st.bundleTrusts = get('bundle').split('\n').filter(Boolean);
+  } else {
+    // A part of the files view (a step's narrower re-probe): the rest of it stands.
+    if (has('anchors')) {
+      st.clusterCAs = parseCertificates(get('cluster-cas'));
+      st.anchors = parseCertificates(get('anchors'));
+      st.bundleTrusts = get('bundle').split('\n').filter(Boolean);
+    }
+    if (has('manifest-paths')) st.paths = [...base.paths.filter((p) => p.kind !== 'static-pod-manifest'), ...parsePaths(get('manifest-paths'))];
   }
   if (has('dns')) st.dns = parseDns(get('dns'), get('dns-backups'), get('dns-services'));
   if (has('stat')) {

@@ -1,7 +1,8 @@
 // What each step's re-probe reads (probes/script.ts probeBody, engine.ts viewsOf): only what
 // its step can have changed. The process listing only for the views that ask which daemons
-// run, containerd's command line and config only for the runtime's own views, and the trust
-// step's the trust store alone, read into the state with the rest of the files kept.
+// run, containerd's command line and config only for the runtime's own views, the trust
+// step's the trust store alone and static-pods' the manifests alone, each read into the state
+// with the rest of the files kept.
 import { describe, expect, it } from 'vitest';
 import { ALL_VIEWS, emptyState, NARROWER, PURGE_VIEWS, reprobedViews, stateFromSections, type View } from './index.js';
 import { probeScript } from './script.js';
@@ -27,8 +28,20 @@ describe("a reset step's re-probe", () => {
       routes: '- -', netns: '- -', firewall: '- -', dns: '- -', files: '- -', installed: 'processes containerd', images: 'processes containerd',
       verify: 'processes containerd',
     });
+    // The verify step asks for every view: the narrower ones are not read again beside their wider ones.
+    const verify = probeScript('n', reprobe('verify'));
+    expect([verify.match(/^s cni-nat$/m), verify.match(/^s anchors$/gm)?.length]).toEqual([null, 1]);
     const full = probeScript('n', ALL_VIEWS);
     expect([full.includes(LISTING), full.includes(CONTAINERD)]).toEqual([true, true]);
+  });
+
+  it("static-pods' reads, of the files, the manifests alone, and keeps the other paths", () => {
+    const script = probeScript('n', reprobe('static-pods'));
+    expect(script).toMatch(/^s manifest-paths$/m);
+    expect(script).not.toMatch(/^s (paths|cluster-cas|kubeconfigs|resolved|sysctl|etcd-archives)$/m);
+    const before = { ...emptyState(), paths: [{ kind: 'kubelet-state' as const, path: '/var/lib/kubelet/pki' }, { kind: 'static-pod-manifest' as const, path: '/etc/kubernetes/manifests/etcd.yaml' }] };
+    const after = stateFromSections(new Map([['meta', 'hostname=n\n'], ['manifest-paths', '']]), before as never);
+    expect(after.paths).toEqual([before.paths[0]]);
   });
 
   it("trust's reads the trust store alone, once even beside the files view, and keeps the rest of the files", () => {

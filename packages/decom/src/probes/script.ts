@@ -190,22 +190,24 @@ export const NFT_TABLES: readonly { family: string; name: string; owner: string 
  * What a probe can be asked for. A reset step re-probes only the views its work
  * shows in (one round trip, a fraction of the full probe's cost); verify asks for all.
  */
-export const VIEWS = ['files', 'trust-store', 'dns', 'processes', 'sockets', 'mounts', 'netns', 'links', 'firewall', 'cni-firewall', 'units', 'containers', 'kubelet', 'etcd', 'cgroups', 'install', 'pods', 'facts'] as const;
+export const VIEWS = ['files', 'trust-store', 'static-pod-manifests', 'dns', 'processes', 'sockets', 'mounts', 'netns', 'links', 'firewall', 'cni-firewall', 'units', 'containers', 'kubelet', 'etcd', 'cgroups', 'install', 'pods', 'facts'] as const;
 export type View = (typeof VIEWS)[number];
 /**
  * Views that read again only a part of a bigger one, for a step whose side effects
  * touch only that part: `cni-firewall` is the nat chains a CNI DEL changes (the CNI's
  * per-pod chains and the built-in chains that jump to them), not the whole firewall
  * (on a node of 20,000 Services, seconds); `trust-store` is the cluster's CAs, the
- * anchors and what the built bundle trusts, what the trust step changes of the files.
+ * anchors and what the built bundle trusts, what the trust step changes of the files;
+ * `static-pod-manifests` is the kubelet's manifests, what the static-pods step moves away.
  * Never part of a full probe.
  */
-export const NARROWER: Partial<Record<View, View>> = { 'cni-firewall': 'firewall', 'trust-store': 'files' };
+export const NARROWER: Partial<Record<View, View>> = { 'cni-firewall': 'firewall', 'trust-store': 'files', 'static-pod-manifests': 'files' };
 
-/** The views a step's re-probe takes for `views`: containers are judged alive by the process list. */
+/** The views a step's re-probe takes for `views`: containers are judged alive by the process list; a narrower view beside its wider one is read once, as the wider. */
 export function reprobedViews(views: Iterable<View>): Set<View> {
   const v = new Set(views);
   if (v.has('containers')) v.add('processes');
+  for (const x of [...v]) if (NARROWER[x] && v.has(NARROWER[x])) v.delete(x);
   return v;
 }
 /**
@@ -446,9 +448,9 @@ export function probeBody(views: ReadonlySet<View> = ALL_VIEWS, rt: ContainerdPa
   // The configured state dir, and the default one (what a daemon started before the config moved it left there).
   const bundles = stateDirs(rt.state).map((d) => shQuote(k8sBundles(d)));
   // Every path found is also kept in "$@", for the record of where it resolves (RESOLVED).
-  const paths = Object.entries(statePaths(rt))
-    .flatMap(([kind, globs]) => globs.map((g) => judgedGlob(g, `{ [ -e "$p" ] || [ -L "$p" ]; } && printf '%s\\t%s\\0' ${kind} "$p" && set -- "$@" "$p"`)))
-    .join('\n');
+  const pathsOf = (kinds: readonly [string, readonly string[]][]) =>
+    kinds.flatMap(([kind, globs]) => globs.map((g) => judgedGlob(g, `{ [ -e "$p" ] || [ -L "$p" ]; } && printf '%s\\t%s\\0' ${kind} "$p" && set -- "$@" "$p"`))).join('\n');
+  const paths = pathsOf(Object.entries(statePaths(rt)));
   // IP holds the found paths (none has a space or newline: they are fixed names) for the ownership query.
   const install = Object.entries(installPaths(rt))
     .flatMap(([kind, globs]) => globs.map((g) => judgedGlob(g, `{ [ -e "$p" ] || [ -L "$p" ]; } && printf '%s\\t%s\\0' ${kind} "$p" && IP="$IP $p" && set -- "$@" "$p"`)))
@@ -491,6 +493,7 @@ running() { case "$ST" in *" ($1) "*) return 0 ;; esac; return 1; }
 CP=
 ${[...RUNTIME_VIEWS].some((x) => views.has(x)) ? containerdConfig(daemon) : ''}
 ${views.has('files') ? '' : v('trust-store', TRUST_STORE)}
+${views.has('files') ? '' : v('static-pod-manifests', `s manifest-paths\nset --\n${pathsOf([['static-pod-manifest', statePaths(rt)['static-pod-manifest']]])}`)}
 ${v('dns', `
 # kubespray's resolver files: PATH NUL TYPE NUL TARGET NUL then, for a regular file at the end of its links,
 # c NUL TEXT NUL SHA-256 NUL (else n NUL NUL NUL): the sum tells the client whether the text it decoded is the file's bytes.

@@ -211,14 +211,19 @@ cd ${B}; rm -f SHA256SUMS; set -- *; sha256sum -- "$@" > SHA256SUMS`,
     // The archive's local copy sits beside the backup dir, not in it: no member of the archive can be written over it.
     const work = mkdtempSync(join(dirname(dir), '.transfer-'));
     let problems: string[];
+    const removeArchive = `${PATH_GUARD}${deletePathCall(NODE_BACKUPS, nodeArchive)}`;
+    let removed = false;
     try {
-      await exec(`cd ${q(ctx.backupDir)} && rm -f ${TRANSFER} && umask 077 && tar --exclude=./manifests --exclude=./${TRANSFER} -cf ${TRANSFER} .`);
       const local = join(work, TRANSFER);
-      await fetchFile(exec, nodeArchive, local);
+      // The archive made, read and removed in as few sessions as its size allows: one, up to FETCH_CHUNK.
+      removed = (await fetchFile(exec, nodeArchive, local, {
+        before: `cd ${q(ctx.backupDir)} && rm -f ${TRANSFER} && umask 077 && tar --exclude=./manifests --exclude=./${TRANSFER} -cf ${TRANSFER} .`,
+        after: removeArchive,
+      })).after;
       problems = await extractTaken(local, dir);
     } finally {
       rmSync(work, { recursive: true, force: true });
-      await exec(`${PATH_GUARD}${deletePathCall(NODE_BACKUPS, nodeArchive)}`).catch(() => {});
+      if (!removed) await exec(removeArchive).catch(() => {});
     }
     const { checked, mismatched } = await checkSums(dir, problems);
     const refused = problems.length ? [`the copy of the node's backup refuses ${problems.join(', ')}: none of it is in ${dir}`] : [];

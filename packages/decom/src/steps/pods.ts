@@ -42,7 +42,8 @@ export const staticPods: Step = {
   description: 'move the static-pod manifests into the backup folder while the kubelet runs, and wait until it has stopped their pods',
   params: z.object({ timeoutSec: z.number().int().positive().default(60).describe('how long to wait for the kubelet to stop the pods') }),
   owns: (f) => f.kind === 'static-pod-manifest',
-  views: ['files', 'kubelet', 'containers', 'processes', 'sockets', 'mounts'],
+  // Of the files, the manifests alone: what it moves.
+  views: ['static-pod-manifests', 'kubelet', 'containers', 'processes', 'sockets', 'mounts'],
   follows: ['backup'],
   plan(s, ctx) {
     const manifests = s.paths.filter((p) => p.kind === 'static-pod-manifest').map((p) => p.path);
