@@ -9,17 +9,21 @@
  * judged. Only when every list fails is the API as a whole unread (down, unreachable,
  * its certificate, our credentials).
  *
- * The lists are read in a worker thread: loading the client library costs ~0.4 s
- * of CPU, which on the main thread would stall every SSH handshake of the fleet's
- * probes. This module is that worker's entry too (see the bottom).
+ * For a token or a client certificate (and the pod's service account) the lists are
+ * read over plain HTTPS (cluster/https-api.ts), on this thread, and the client library
+ * is never loaded. For any other credential they are read through the library, in a
+ * worker thread: loading it costs ~0.4 s of CPU, which on the main thread would stall
+ * every SSH handshake of the fleet's probes. This module is that worker's entry too
+ * (see the bottom).
  */
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import type { V1APIService, V1Lease, V1Namespace, V1Node, V1PersistentVolume, V1Pod, V1VolumeAttachment } from '@kubernetes/client-node';
-import { codeOf, errorLine, kubeClients, type ApiSource } from '../cluster/kubeconfig.js';
-import type { Kube } from '../cluster/context.js';
+import { codeOf, errorLine, findApi, kubeClients, type ApiSource } from '../cluster/kubeconfig.js';
+import type { ApiGet } from '../cluster/context.js';
+import { plainApi, plainCredentials, type TypedList } from '../cluster/https-api.js';
 import { discover, groupResource } from '../cluster/discovery.js';
 import { listMetadata } from '../cluster/metadata-lists.js';
-import { listAll, listPageSize } from '../cluster/pages.js';
+import { listAll, listPageSize, type Page, type PageRequest } from '../cluster/pages.js';
 import { UserError } from '../util/errors.js';
 import { pool } from '../util/pool.js';
 import type { ApiList, ClusterView, ListedResource } from '../rules/audit.js';
@@ -125,13 +129,13 @@ const LISTS_AT_ONCE = 8;
  * list fails (RBAC's 403, a conversion webhook that is down), is named with the API's
  * words; the rest stand. Only a failure of discovery itself fails the whole.
  */
-async function listObjects(c: Kube, size: number): Promise<ObjectLists> {
-  const found = await discover(c.get);
+async function listObjects(get: ApiGet, size: number): Promise<ObjectLists> {
+  const found = await discover(get);
   const unlisted: Record<string, string> = Object.fromEntries(found.failed.map((f) => [f.groupVersion, f.why]));
   const wanted = found.resources.filter((r) => r.verbs.includes('list') && r.verbs.includes('delete') && !(groupResource(r) in NOT_LISTED));
   const lists = await pool(wanted, LISTS_AT_ONCE, async (r) => {
     try {
-      return await listMetadata(c.get, r, size);
+      return await listMetadata(get, r, size);
     } catch (e) {
       unlisted[groupResource(r)] = `list ${groupResource(r)}: ${errorLine(e)}`;
       return undefined;
@@ -140,27 +144,90 @@ async function listObjects(c: Kube, size: number): Promise<ObjectLists> {
   return { objects: lists.filter((l): l is ListedResource => !!l), unlisted };
 }
 
-/** The lists, in this thread: all at once, each settled on its own. */
-async function listCluster(source: ApiSource): Promise<ClusterRead> {
-  const c = await kubeClients(source);
-  if (!c) return { none: true };
+/** Each full list's page as its model holds it. */
+type FullPages = {
+  [K in Exclude<ApiList, 'objects'>]: (p: PageRequest) => Promise<Page<SettledLists[K] extends PromiseSettledResult<(infer T)[]> ? T : never>>;
+};
+
+/** What the lists are read through: the client library's typed clients, or plain HTTPS. */
+interface Lister {
+  server: string;
+  get: ApiGet;
+  pages: FullPages;
+}
+
+/** The full lists' collections across all namespaces, with their items' models: what the typed clients' list calls ask. */
+export const FULL_LISTS: Record<Exclude<ApiList, 'objects'>, TypedList> = {
+  pods: { path: '/api/v1/pods', model: 'V1Pod' },
+  nodes: { path: '/api/v1/nodes', model: 'V1Node' },
+  namespaces: { path: '/api/v1/namespaces', model: 'V1Namespace' },
+  volumeattachments: { path: '/apis/storage.k8s.io/v1/volumeattachments', model: 'V1VolumeAttachment' },
+  persistentvolumes: { path: '/api/v1/persistentvolumes', model: 'V1PersistentVolume' },
+  leases: { path: '/apis/coordination.k8s.io/v1/leases', model: 'V1Lease' },
+  apiservices: { path: '/apis/apiregistration.k8s.io/v1/apiservices', model: 'V1APIService' },
+};
+
+/** The lists: all at once, each settled on its own. */
+async function listWith(l: Lister): Promise<ClusterRead> {
   // A bad DECOM_LIST_PAGE_SIZE is bad input (exit 2), not eight refused lists.
   const size = listPageSize();
   const [pods, nodes, namespaces, volumeattachments, persistentvolumes, leases, apiservices, objects] = await Promise.allSettled([
-    listAll((p) => c.core.listPodForAllNamespaces(p), size),
-    listAll((p) => c.core.listNode(p), size),
-    listAll((p) => c.core.listNamespace(p), size),
-    listAll((p) => c.storage.listVolumeAttachment(p), size),
-    listAll((p) => c.core.listPersistentVolume(p), size),
-    listAll((p) => c.coordination.listLeaseForAllNamespaces(p), size),
-    listAll((p) => c.registration.listAPIService(p), size),
-    listObjects(c, size),
+    listAll(l.pages.pods, size),
+    listAll(l.pages.nodes, size),
+    listAll(l.pages.namespaces, size),
+    listAll(l.pages.volumeattachments, size),
+    listAll(l.pages.persistentvolumes, size),
+    listAll(l.pages.leases, size),
+    listAll(l.pages.apiservices, size),
+    listObjects(l.get, size),
   ]);
-  return clusterRead(c.server, { pods, nodes, namespaces, volumeattachments, persistentvolumes, leases, apiservices, objects });
+  return clusterRead(l.server, { pods, nodes, namespaces, volumeattachments, persistentvolumes, leases, apiservices, objects });
 }
 
-/** The lists, in a worker thread. A kubeconfig the user got wrong is their input error (exit 2), as in this thread. */
-export function readCluster(source: ApiSource): Promise<ClusterRead> {
+/** The lists through the client library (the worker's side). */
+export async function listCluster(source: ApiSource): Promise<ClusterRead> {
+  const c = await kubeClients(source);
+  if (!c) return { none: true };
+  return listWith({
+    server: c.server,
+    get: c.get,
+    pages: {
+      pods: (p) => c.core.listPodForAllNamespaces(p),
+      nodes: (p) => c.core.listNode(p),
+      namespaces: (p) => c.core.listNamespace(p),
+      volumeattachments: (p) => c.storage.listVolumeAttachment(p),
+      persistentvolumes: (p) => c.core.listPersistentVolume(p),
+      leases: (p) => c.coordination.listLeaseForAllNamespaces(p),
+      apiservices: (p) => c.registration.listAPIService(p),
+    },
+  });
+}
+
+/** The lists over plain HTTPS, on this thread, when the source's credentials allow it; undefined when they are the library's. */
+export async function listPlain(source: ApiSource): Promise<ClusterRead | undefined> {
+  const credentials = await plainCredentials(source);
+  if (!credentials) return undefined;
+  const api = plainApi(credentials);
+  const pages = Object.fromEntries(Object.entries(FULL_LISTS).map(([list, typed]) => [list, (p: PageRequest) => api.page(typed, p)])) as FullPages;
+  try {
+    return await listWith({ server: api.server, get: api.get, pages });
+  } finally {
+    api.close();
+  }
+}
+
+/**
+ * The lists: over plain HTTPS when the credentials are a token or a client certificate,
+ * else through the client library in a worker thread. No kubeconfig at all: none. A
+ * kubeconfig the user got wrong is their input error (exit 2), on either path.
+ */
+export async function readCluster(source: ApiSource): Promise<ClusterRead> {
+  if (!findApi(source)) return { none: true };
+  return (await listPlain(source)) ?? inWorker(source);
+}
+
+/** The lists through the client library, in a worker thread. */
+function inWorker(source: ApiSource): Promise<ClusterRead> {
   return new Promise((resolve, reject) => {
     const w = new Worker(new URL(import.meta.url), { workerData: { decomAuditLists: source } });
     w.once('message', (m: ClusterRead | { userError: string; exitCode: number }) => {

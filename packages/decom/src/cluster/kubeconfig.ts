@@ -172,8 +172,8 @@ export async function loadKubeConfig(api: ApiSource) {
   return { kc, k8s, source, server: kc.getCurrentCluster()?.server ?? '(no server)' };
 }
 
-/** How decom's requests name themselves in the API server's audit log and metrics. */
-const USER_AGENT = `decom/${VERSION}`;
+/** How decom's requests name themselves in the API server's audit log and metrics (https-api.ts's too). */
+export const USER_AGENT = `decom/${VERSION}`;
 
 type K8s = typeof import('@kubernetes/client-node');
 type KubeConfig = InstanceType<K8s['KubeConfig']>;

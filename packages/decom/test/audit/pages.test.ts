@@ -2,9 +2,11 @@
 // each list (DECOM_LIST_PAGE_SIZE), the audit, the decommission's plan, its drain and
 // verify see what they see with the default page, and the sandbox API's request log
 // (its audit log: every request, its User-Agent and URI) shows the pages asked.
-import { readFileSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { listAll, listPageSize, PAGE_SIZE, type Page, type PageRequest } from '../../src/cluster/pages.js';
 import { UserError } from '../../src/util/errors.js';
 import { decom, down, ROOT, STATE_DIR, up } from '../helpers/sandbox.js';
@@ -156,7 +158,41 @@ describe('against the sandbox API: DECOM_LIST_PAGE_SIZE smaller than every list,
   });
   afterAll(() => down());
 
-  it('decom audit (its lists in a worker thread): the same findings page by page, each list read in as many requests as it has objects', async () => {
+  /**
+   * Kubeconfigs of the sandbox API with other credentials: a client certificate its CA signs, in system:masters
+   * (as kubeadm's admin.conf user), and an exec plugin handing out the admin token (only the client library runs
+   * one, and this one leaves a mark); and a hook for every thread (the lists' worker too) that refuses to
+   * resolve the client library.
+   */
+  const credentials = (() => {
+    let made: { cert: string; exec: string; execRan: string; noLibrary: NodeJS.ProcessEnv } | undefined;
+    return () => {
+      if (made) return made;
+      const keys = tempDir('decom-pages-credentials-');
+      const f = (name: string) => join(keys, name);
+      writeFileSync(f('no-client-library.mjs'), `import { register } from 'node:module';\nregister('data:text/javascript,' + encodeURIComponent(${JSON.stringify("export async function resolve(s, c, next) { if (s.startsWith('@kubernetes/client-node')) throw new Error('the test refuses to load ' + s); return next(s, c); }")}));\n`);
+      const ca = join(STATE_DIR, 'api');
+      const openssl = (...args: string[]) => expect(spawnSync('openssl', args, { encoding: 'utf8' }).status).toBe(0);
+      openssl('req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-subj', '/O=system:masters/CN=decom-audit-cert', '-keyout', f('user.key'), '-out', f('user.csr'));
+      openssl('x509', '-req', '-in', f('user.csr'), '-CA', join(ca, 'ca.crt'), '-CAkey', join(ca, 'ca.key'), '-CAcreateserial', '-days', '1', '-out', f('user.crt'));
+      const admin = parseYaml(readFileSync(KUBECONFIG, 'utf8')) as { users: { user: { token: string } }[] };
+      const withUser = (name: string, user: Record<string, unknown>) => {
+        writeFileSync(f(name), JSON.stringify({ ...admin, users: [{ name: 'admin', user }] }));
+        return f(name);
+      };
+      const b64 = (file: string) => readFileSync(file).toString('base64');
+      const credential = JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: admin.users[0]!.user.token } });
+      made = {
+        cert: withUser('cert.kubeconfig', { 'client-certificate-data': b64(f('user.crt')), 'client-key-data': b64(f('user.key')) }),
+        exec: withUser('exec.kubeconfig', { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: '/bin/sh', args: ['-c', `touch ${f('exec-ran')}; printf '%s' '${credential}'`], interactiveMode: 'Never' } }),
+        execRan: f('exec-ran'),
+        noLibrary: { NODE_OPTIONS: `--import=${f('no-client-library.mjs')}` },
+      };
+      return made;
+    };
+  })();
+
+  it('decom audit: the same findings page by page, each list read in as many requests as it has objects', async () => {
     const audit = (o: { env: NodeJS.ProcessEnv }) => decom(['audit', INVENTORY, '--output', 'json', '--stale-after', '1s'], o);
     const whole = await requestsOf(() => audit(dflt));
     const one = await requestsOf(() => audit(paged('1')));
@@ -193,23 +229,43 @@ describe('against the sandbox API: DECOM_LIST_PAGE_SIZE smaller than every list,
     }
   });
 
-  it("readCluster's worker inherits DECOM_LIST_PAGE_SIZE and reads it there: pages of two, and a bad value is still an input error", async () => {
+  it("readCluster on either path (plain HTTPS for a token, the library's worker thread for an exec plugin) reads DECOM_LIST_PAGE_SIZE: pages of two, and a bad value is still an input error", async () => {
     const { readCluster } = (await import(join(ROOT, 'dist', 'audit', 'cluster.js'))) as typeof import('../../src/audit/cluster.js');
     const saved = process.env.DECOM_LIST_PAGE_SIZE;
     try {
-      process.env.DECOM_LIST_PAGE_SIZE = '2';
-      const { result, lists } = await requestsOf(() => readCluster({ kubeconfig: KUBECONFIG }));
-      expect('view' in result && result.view.nodes.map((n) => n.metadata?.name).sort()).toEqual(['ghost1', 'ghost2', 'ghost3', 'node1', 'node2', 'node3']);
-      expect(lists.length).toBeGreaterThan(5);
-      expect(lists.every((u) => u.searchParams.get('limit') === '2')).toBe(true);
-      expect(lists.filter((u) => u.pathname === '/api/v1/nodes').map((u) => u.searchParams.has('continue'))).toEqual([false, true, true]);
-      process.env.DECOM_LIST_PAGE_SIZE = '0';
-      const refused = await readCluster({ kubeconfig: KUBECONFIG }).then(() => undefined, (e: unknown) => e as { message: string; exitCode: number });
-      expect(refused && [refused.exitCode, refused.message]).toEqual([2, "DECOM_LIST_PAGE_SIZE \"0\": expected a whole number of at least 1 (the items per page of the API's lists; default 500)"]);
+      for (const kubeconfig of [KUBECONFIG, credentials().exec]) {
+        process.env.DECOM_LIST_PAGE_SIZE = '2';
+        const { result, lists } = await requestsOf(() => readCluster({ kubeconfig }));
+        expect('view' in result && result.view.nodes.map((n) => n.metadata?.name).sort()).toEqual(['ghost1', 'ghost2', 'ghost3', 'node1', 'node2', 'node3']);
+        expect(lists.length).toBeGreaterThan(5);
+        expect(lists.every((u) => u.searchParams.get('limit') === '2')).toBe(true);
+        expect(lists.filter((u) => u.pathname === '/api/v1/nodes').map((u) => u.searchParams.has('continue'))).toEqual([false, true, true]);
+        process.env.DECOM_LIST_PAGE_SIZE = '0';
+        const refused = await readCluster({ kubeconfig }).then(() => undefined, (e: unknown) => e as { message: string; exitCode: number });
+        expect(refused && [refused.exitCode, refused.message]).toEqual([2, "DECOM_LIST_PAGE_SIZE \"0\": expected a whole number of at least 1 (the items per page of the API's lists; default 500)"]);
+      }
     } finally {
       if (saved === undefined) delete process.env.DECOM_LIST_PAGE_SIZE;
       else process.env.DECOM_LIST_PAGE_SIZE = saved;
     }
+  });
+
+  it("over a token and over a client certificate, the audit never loads the client library and reports what the library path does; an exec plugin's credential takes the library", () => {
+    const { cert, exec, execRan, noLibrary } = credentials();
+    const audit = (kubeconfig: string, env: NodeJS.ProcessEnv = {}) =>
+      json<AuditReport & { apiError?: string }>(decom(['audit', INVENTORY, '--kubeconfig', kubeconfig, '--output', 'json', '--stale-after', '1s'], { env: { ...dflt.env, ...env } }), `decom audit --kubeconfig ${kubeconfig}`);
+    const library = audit(exec);
+    expect(existsSync(execRan)).toBe(true);
+    expect(library.apiError).toBeUndefined();
+    expect(found(library)).toContain('(cluster) stale-node ghost1');
+    const stable = (r: AuditReport) => [...found(r), JSON.stringify(r.notChecked ?? null)];
+    for (const plain of [KUBECONFIG, cert]) {
+      const r = audit(plain, noLibrary);
+      expect(r.apiError, plain).toBeUndefined();
+      expect(stable(r), plain).toEqual(stable(library));
+    }
+    // The hook holds: with it, the exec plugin's audit cannot list the API at all.
+    expect(audit(exec, noLibrary).apiError).toContain('the test refuses to load @kubernetes/client-node');
   });
 
   /** The cluster steps' actions of a `decom run … --output json` of node3. */

@@ -29,7 +29,7 @@ seed(store);
 const serviceAccounts = serviceAccountsController(readFileSync(join(dir, 'ca.crt'), 'utf8'));
 serviceAccounts(store);
 store.admit(serviceAccountAdmission(store));
-const server = createApiServer({ store, token: config.token, auditLog: join(dir, 'audit.log'), cert: readFileSync(join(dir, 'server.crt')), key: readFileSync(join(dir, 'server.key')) });
+const server = createApiServer({ store, token: config.token, auditLog: join(dir, 'audit.log'), cert: readFileSync(join(dir, 'server.crt')), key: readFileSync(join(dir, 'server.key')), clientCa: readFileSync(join(dir, 'ca.crt')) });
 server.listen(config.port, config.host, () => process.stdout.write(`decom sandbox API on https://${config.host}:${config.port}\n`));
 const controllers: [string, (s: Store) => void][] = [
   ['serviceaccount', serviceAccounts],

@@ -1,12 +1,14 @@
 /**
  * Who a request is and what it may do, as kube-apiserver decides it: the admin token
- * is cluster-admin (system:masters); a ServiceAccount's token (issued through
+ * is cluster-admin (system:masters); a client certificate the API's CA signed is its
+ * subject (CN the user, O the groups); a ServiceAccount's token (issued through
  * TokenRequest, or filled into a `kubernetes.io/service-account-token` Secret) is
  * `system:serviceaccount:NS:NAME`, judged by the stored Roles, ClusterRoles and their
  * bindings (RBAC's rules: verbs, apiGroups, resources with subresources, resourceNames),
  * with discovery open to every authenticated user. A refusal is the real 403 Status.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { TLSSocket } from 'node:tls';
 import { ApiError } from './errors.js';
 import type { Obj, Store } from './store.js';
 
@@ -39,6 +41,19 @@ const mac = (adminToken: string, payload: string) => createHmac('sha256', adminT
 export function serviceAccountToken(adminToken: string, claims: TokenClaims): string {
   const payload = Buffer.from(JSON.stringify(claims)).toString('base64url');
   return `sandbox-sa.${payload}.${mac(adminToken, payload)}`;
+}
+
+/**
+ * The user of a client certificate the API's client CA signed, if the request came with
+ * one, as kube-apiserver's x509 authenticator reads it (and asks before any token): the
+ * subject's CN is the user, each O a group.
+ */
+export function certificateUser(socket: TLSSocket): User | undefined {
+  if (!socket.authorized) return undefined;
+  const subject = socket.getPeerCertificate()?.subject;
+  if (!subject?.CN) return undefined;
+  const orgs = ([] as string[]).concat(subject.O ?? []);
+  return { name: String(subject.CN), groups: [...orgs, 'system:authenticated'] };
 }
 
 /** The user a bearer token names, if any: the admin, or a ServiceAccount whose token is still valid. */

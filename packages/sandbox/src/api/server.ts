@@ -10,6 +10,7 @@
  */
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TLSSocket } from 'node:tls';
 import { appendFileSync } from 'node:fs';
 import { unavailablePath } from './apiservices.js';
 import { crdMarkedForDeletion, terminatingCreate } from './crds.js';
@@ -21,7 +22,7 @@ import { microTime, type Obj, type Store, type WatchEvent } from './store.js';
 import { customResourcePrinter, toTable } from './tables.js';
 import { decodeProtobuf } from './protobuf.js';
 import { evict, faultSwitch, pdbStatus, validate, withDefaults } from './behaviour.js';
-import { authenticate, authorize, serviceAccountToken } from './rbac.js';
+import { authenticate, authorize, certificateUser, serviceAccountToken } from './rbac.js';
 
 export { KUBERNETES_VERSION };
 
@@ -38,6 +39,8 @@ export interface ApiOptions {
   auditLog?: string;
   cert: string | Buffer;
   key: string | Buffer;
+  /** The CA whose client certificates authenticate their CN as the user and O as its groups (kube-apiserver's --client-ca-file); none when undefined. */
+  clientCa?: string | Buffer;
 }
 
 function send(res: ServerResponse, code: number, body: unknown, type = 'application/json'): void {
@@ -191,7 +194,7 @@ export function createApiServer(o: ApiOptions): Server {
       return;
     }
     if (path === '/version') return send(res, 200, KUBERNETES_VERSION);
-    const user = authenticate(store, o.token, req.headers.authorization);
+    const user = certificateUser(req.socket as TLSSocket) ?? authenticate(store, o.token, req.headers.authorization);
     if (!user) throw new ApiError(401, 'Unauthorized', 'Unauthorized');
     if (path === '/metrics') return sendMetrics(res);
 
@@ -458,7 +461,9 @@ export function createApiServer(o: ApiOptions): Server {
     req.on('close', end);
   }
 
-  return createServer({ cert: o.cert, key: o.key }, (req, res) => {
+  // A client certificate is asked for, never required: a bearer token authenticates the rest.
+  const clientAuth = o.clientCa ? { ca: o.clientCa, requestCert: true, rejectUnauthorized: false } : {};
+  return createServer({ cert: o.cert, key: o.key, ...clientAuth }, (req, res) => {
     handle(req, res).catch((e: unknown) => {
       const err = e instanceof ApiError ? e : new ApiError(500, 'InternalError', `Internal error occurred: ${(e as Error).message}`);
       if (res.headersSent) res.end();
