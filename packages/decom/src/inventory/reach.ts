@@ -23,6 +23,11 @@ export interface ReachOptions {
   warn?: (line: string) => void;
   /** The ssh client (tests point it elsewhere). */
   ssh?: string;
+  /**
+   * Told of each host as soon as its own connection is known, with its place in `hosts`:
+   * a command dials it then, while the other hosts' `ssh -G` still run (connector.ts EarlyDials).
+   */
+  onReached?: (host: Host, index: number) => void;
 }
 
 /**
@@ -35,7 +40,12 @@ export async function reachHosts(hosts: Host[], opts: ReachOptions = {}): Promis
   const said = new Map<string, string[]>();
   const note = (w: ReachWarning, host: string) => said.set(w.text, [...(said.get(w.text) ?? []), host]);
   let noSsh = false;
-  const reached = await pool(hosts, SSH_G_AT_ONCE, async (h) => {
+  const reached = await pool(hosts, SSH_G_AT_ONCE, async (h, i) => {
+    const r = await reachOne(h);
+    opts.onReached?.(r, i);
+    return r;
+  });
+  async function reachOne(h: Host): Promise<Host> {
     if (opts.password !== undefined && h.password === undefined) h = { ...h, password: opts.password };
     const reach = h.reach;
     if (reach?.refusal) throw inputError(reach.refusal);
@@ -60,7 +70,7 @@ export async function reachHosts(hosts: Host[], opts: ReachOptions = {}): Promis
       if (e instanceof UserError) throw e;
       throw inputError(`${h.name}: cannot use what ssh -G says: ${(e as Error).message}`);
     }
-  });
+  }
   if (noSsh) {
     const unread = openSshConfigFiles(hosts).filter((f) => existsSync(f));
     if (unread.length) note({ text: `no ssh client found: ${unread.join(', ')} not read; hosts are reached as the inventory alone says` }, '*');

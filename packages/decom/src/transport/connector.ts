@@ -53,52 +53,91 @@ export function openSshReason(h: SshTarget, flags: Pick<ConnectFlags, 'ssh' | 'k
 /** --max-output: whole MiB, at least 1; its default when not given. */
 export const maxOutputOf = (v: string | undefined): number => count('--max-output', v, 1) ?? DEFAULT_MAX_OUTPUT_MIB;
 
+/** The SSH library and decom's transports, loaded once: a command may start it early, while its hosts' ssh -G run. */
+let sshTransports: Promise<typeof import('./index.js')> | undefined;
+export const loadSshTransports = (): Promise<typeof import('./index.js')> => (sshTransports ??= import('./index.js'));
+
+/**
+ * The TCP connections dialed before the SSH library loads (dial.ts), by host name:
+ * a host ssh2 reaches directly (no ProxyJump, ProxyCommand or OpenSSH, not local) is
+ * dialed once, as soon as its connection is known (reach.ts onReached), so the
+ * nodes' sshd start while decom still loads and the other hosts' ssh -G run.
+ */
+export class EarlyDials<T extends SshTarget> {
+  /** By host name: the socket (its error recorded on it, dial.ts) and the address:port it was dialed to. */
+  private readonly dialed = new Map<string, { socket: Dialed; to: string }>();
+  /** Closed: a host reached after a failure (another host's ssh -G still answering) is not dialed. */
+  private closed = false;
+
+  constructor(private readonly flags: ConnectFlags) {}
+
+  dial(h: T): void {
+    if (this.closed || this.flags.connection !== 'ssh' || h.connection === 'local' || h.proxyJump.length || h.proxyCommand || this.dialed.has(h.name)) return;
+    try {
+      if (openSshReason(h, this.flags) !== undefined) return;
+    } catch {
+      return; // refused when it connects: not dialed
+    }
+    this.dialed.set(h.name, { socket: dial(h.address, h.port), to: `${h.address}:${h.port}` });
+  }
+
+  /** The socket dialed for the host's first connection, taken: a later one dials anew. */
+  take(h: T): Dialed | undefined {
+    const d = this.dialed.get(h.name);
+    this.dialed.delete(h.name);
+    // A host whose address changed since it was dialed is dialed anew.
+    if (d?.to === `${h.address}:${h.port}`) return d.socket;
+    d?.socket.sock.destroy();
+    return undefined;
+  }
+
+  /** Ends the sockets no host took (a failure before connecting). */
+  close(): void {
+    this.closed = true;
+    for (const d of this.dialed.values()) d.socket.sock.destroy();
+    this.dialed.clear();
+  }
+}
+
 /**
  * How a command reaches its hosts: the given hosts' TCP connections dialed now (the
- * host pool's first wave), the SSH library loaded meanwhile (the nodes answer while
- * it loads); any other host is dialed when it connects. `close` ends the early
- * sockets no host took (a failure before connecting).
+ * host pool's first wave; with `early`, those it dialed already), the SSH library
+ * loaded meanwhile (the nodes answer while it loads); any other host is dialed when it
+ * connects. `close` ends the early sockets no host took (a failure before connecting).
  */
-export async function connector<T extends SshTarget>(hosts: T[], flags: ConnectFlags): Promise<{ connect(h: T): Promise<Transport>; close(): void }> {
-  const dialed = new Map<string, Dialed>();
+export async function connector<T extends SshTarget>(
+  hosts: T[],
+  flags: ConnectFlags,
+  early: EarlyDials<T> = new EarlyDials(flags),
+): Promise<{ connect(h: T): Promise<Transport>; close(): void }> {
   const local = (h: T) => flags.connection === 'local' || h.connection === 'local';
-  const viaOpenSsh = (h: T) => {
-    try {
-      return openSshReason(h, flags) !== undefined;
-    } catch {
-      return true; // refused when it connects: not dialed
-    }
-  };
-  if (flags.connection === 'ssh') for (const h of hosts) if (!h.proxyJump.length && !h.proxyCommand && !local(h) && !viaOpenSsh(h)) dialed.set(h.name, dial(h.address, h.port));
-  const { connectSsh, localTransport } = await import('./index.js');
+  for (const h of hosts) early.dial(h);
+  const { connectSsh, localTransport } = await loadSshTransports();
   return {
     connect: async (h) => {
       // ansible_connection=local: this machine, judged by the interlocks (hostname, machine-id) as any host.
       if (local(h)) return localTransport(h.name, flags.connection === 'local' ? flags.hostRoot : undefined, flags.maxOutputMiB);
       // A socket dialed early serves the host's first connection only: a later one (a fix after its audit, past the pool's bound) dials anew.
-      const early = dialed.get(h.name);
-      dialed.delete(h.name);
+      const dialed = early.take(h);
       const target = withKnownHosts(h, flags.knownHosts);
       let why: string | undefined;
       try {
         why = openSshReason(h, flags);
       } catch (e) {
-        early?.sock.destroy();
+        dialed?.sock.destroy();
         throw e;
       }
       if (why !== undefined) {
-        early?.sock.destroy();
+        dialed?.sock.destroy();
         const { connectOpenSsh } = await import('./openssh.js');
         return connectOpenSsh({ ...target, needsOpenSsh: why }, { acceptNewHostKeys: flags.acceptNewHostKeys, ...(flags.maxOutputMiB ? { maxOutputMiB: flags.maxOutputMiB } : {}) });
       }
       return connectSsh(target, {
         acceptNewHostKeys: flags.acceptNewHostKeys,
         ...(flags.maxOutputMiB ? { maxOutputMiB: flags.maxOutputMiB } : {}),
-        ...(early ? { dialed: early } : {}),
+        ...(dialed ? { dialed } : {}),
       });
     },
-    close: () => {
-      for (const d of dialed.values()) d.sock.destroy();
-    },
+    close: () => early.close(),
   };
 }
