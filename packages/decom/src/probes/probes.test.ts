@@ -191,19 +191,15 @@ describe('residue rules', () => {
 
   it("judges kubelet.service running by its cgroup, else by systemd's word, never by a wants link alone", () => {
     const unit = (s: NodeState) => findings(s).filter((f) => f.kind === 'kubelet-service').map((f) => f.detail.replace(/; a running.*$/, ''));
-    const s = emptyState();
-    s.runningUnits = new Set(['kubelet.service']);
-    expect(unit(s)).toEqual(['running (its cgroup exists)']);
+    // A state is judged as probed: each case is a state of its own.
+    const s = (o: Partial<NodeState>): NodeState => ({ ...emptyState(), ...o });
+    expect(unit(s({ runningUnits: new Set(['kubelet.service']) }))).toEqual(['running (its cgroup exists)']);
     // kubespray's reset removes the unit but not the wants link: no cgroup, and systemd says not-found.
-    s.runningUnits = new Set();
-    s.units = new Map([['kubelet.service', { id: 'kubelet.service', load: 'not-found', active: 'inactive', fileState: '' }]]);
-    expect(unit(s)).toEqual([]);
-    s.units = new Map([['kubelet.service', { id: 'kubelet.service', load: 'masked', active: 'inactive', fileState: 'masked' }]]);
-    expect(unit(s)).toEqual([]);
-    s.units = new Map([['kubelet.service', { id: 'kubelet.service', load: 'loaded', active: 'activating', fileState: '' }]]);
-    expect(unit(s)).toEqual(['activating, no unit file state']);
-    s.units = new Map([['kubelet.service', { id: 'kubelet.service', load: 'loaded', active: 'inactive', fileState: 'enabled' }]]);
-    expect(unit(s)).toEqual(['inactive, enabled']);
+    const systemd = (load: string, active: string, fileState: string) => s({ units: new Map([['kubelet.service', { id: 'kubelet.service', load, active, fileState }]]) });
+    expect(unit(systemd('not-found', 'inactive', ''))).toEqual([]);
+    expect(unit(systemd('masked', 'inactive', 'masked'))).toEqual([]);
+    expect(unit(systemd('loaded', 'activating', ''))).toEqual(['activating, no unit file state']);
+    expect(unit(systemd('loaded', 'inactive', 'enabled'))).toEqual(['inactive, enabled']);
   });
 });
 

@@ -428,7 +428,24 @@ export function foreignEtcdData(s: NodeState): string[] {
   return data.filter((path) => dirs.some((d) => within(path, d as string) || within(d as string, path)));
 }
 
+/**
+ * What findings(s) found, by state: a run judges each step and plans several on the same
+ * state (a node's run asked ~30 times). A state is not changed once probed, but for the
+ * operator's, the etcd group's and the DNS facts the caller sets on it right after: a
+ * change of one of those is looked at again.
+ */
+const FOUND = new WeakMap<NodeState, { said: readonly unknown[]; found: Finding[] }>();
+
 export function findings(s: NodeState): Finding[] {
+  const said = [s.operator, s.etcdGroup, s.clusterDns];
+  const hit = FOUND.get(s);
+  if (hit && hit.said.every((v, i) => v === said[i])) return [...hit.found];
+  const found = judgeState(s);
+  FOUND.set(s, { said, found });
+  return [...found];
+}
+
+function judgeState(s: NodeState): Finding[] {
   const out: Finding[] = [];
   const add = (kind: Kind, subject: string, detail: string) => out.push({ kind, subject, detail });
   const procs = s.processes;
