@@ -37,6 +37,10 @@ phases() {
   t0=$(now); run node3; t1=$(now)
   journal=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1])).journal)' "$work/run.json")
   echo "one node's decommission ($1): $(secs "$t0" "$t1" 1) s wall"
+  # The physical floor (lib.sh's journal_floor): the node's own commands; a cluster step (the API's work) counts whole.
+  local own whole
+  read -r _ own _ _ whole <<< "$(journal_floor "$journal" "$(secs "$t0" "$t1")")"
+  echo "  floor: the node's own commands $own s ($whole steps counted whole: the cluster's and any the journal gives no action times); decom above it: $(above "$(secs "$t0" "$t1")" "$own")"
   node - "$journal" "$t0" "$t1" <<'EOF'
 const [file, t0, t1] = process.argv.slice(2);
 const events = require('fs').readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));

@@ -61,6 +61,40 @@ measure() {
   acc+=("$(secs "$t0" "$t1") $(secs "$c0" "$c1") $(secs "$n0" "$n1")")
 }
 
+# above WALL FLOOR: "SECONDS s (PERCENT% of WALL)": how much of WALL lies above FLOOR.
+above() { awk -v w="$1" -v f="$2" 'BEGIN { printf "%.2f s (%.0f%% of %.2f s)", w - f, (w > 0 ? (w - f) / w * 100 : 0), w }'; }
+# journal_floor JOURNAL WALL: the physical floor under a `decom run` that took WALL seconds,
+# from its journal (runs/RUN.jsonl): per host, the sum of its actions' ms, i.e. its own
+# commands' time on the node (a parallel: group's steps side by side: its longest step's). A step whose journal gives an action no time counts whole
+# (its step ms: the round trip, its re-probe included), so the floor is then an upper bound.
+# Prints "MEDIAN MAX ABOVE SHARE WHOLE": the median and slowest host's sums (s), WALL less the
+# slowest's (s) and as a % of WALL, and how many host steps counted whole.
+journal_floor() {
+  node -e '
+const [file, wall] = [process.argv[1], Number(process.argv[2])];
+const events = require("fs").readFileSync(file, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+const hosts = events.find((e) => e.event === "run-start")?.hosts ?? [];
+const timed = new Map(), untimed = new Set(), own = Object.fromEntries(hosts.map((h) => [h, 0]));
+for (const e of events.filter((x) => x.event === "action")) {
+  const k = JSON.stringify([e.host, e.step]);
+  if (typeof e.ms === "number") timed.set(k, (timed.get(k) ?? 0) + e.ms); else untimed.add(k);
+}
+let whole = 0;
+// Steps of one parallel: group ran side by side: the group counts as its longest step.
+const groups = new Map();
+for (const e of events.filter((x) => x.event === "step")) {
+  const k = JSON.stringify([e.host, e.step]);
+  const ms = untimed.has(k) ? (whole++, e.ms ?? 0) : (timed.get(k) ?? 0);
+  if (!e.parallel) { own[e.host] = (own[e.host] ?? 0) + ms; continue; }
+  const g = JSON.stringify([e.host, e.parallel]);
+  groups.set(g, Math.max(groups.get(g) ?? 0, ms));
+}
+for (const [g, ms] of groups) { const host = JSON.parse(g)[0]; own[host] = (own[host] ?? 0) + ms; }
+const s = Object.values(own).sort((a, b) => a - b).map((ms) => ms / 1000);
+const med = s[Math.floor((s.length - 1) / 2)] ?? 0, max = s[s.length - 1] ?? 0;
+console.log(med.toFixed(2), max.toFixed(2), (wall - max).toFixed(2), wall > 0 ? ((wall - max) / wall * 100).toFixed(0) : 0, whole);' "$1" "$2"
+}
+
 # against_last ROW LABEL RATIOS VERSION...: with more than one VERSION, a blank line, then for
 # each VERSION but the last its ratio in the associative array RATIOS over the last one's,
 # as printf ROW "$(printf LABEL VERSION LAST)" RATIO (decom's overhead on containerd 2
